@@ -1,0 +1,491 @@
+"""The instructor side: build submissions from known answers and grade them with real nbgrader.
+
+A chapter's known answers live in ``tests/mutants/<assignment>/*.py`` (wrong)
+and ``tests/alternatives/<assignment>/*.py`` (different but correct). Each
+file is a small Python module::
+
+    '''Forgot optimizer.zero_grad(): gradients pile up across calls.'''
+    CELL = "sgd_step"                 # grade_id of the solution cell it replaces
+    FAILS = ["test_sgd_step_no_accumulation"]  # grade cells that must lose points
+    SOURCE = '''
+    def sgd_step(params, loss_fn, lr):
+        ...
+    '''
+
+(``FAILS`` is empty, or absent, for alternatives.) :func:`plan` turns them
+into submissions, combining one variant per exercise into each so that a
+chapter is graded in a handful of notebooks; :func:`grade` copies the course
+into a scratch folder, runs ``nbgrader generate_assignment`` and one
+``nbgrader autograde`` over every submission, and reads the gradebook.
+Nothing here touches the instructor's own gradebook.
+
+Command line: ``python -m course.grading check 01_dynamic_graphs`` grades one
+chapter's plan and prints a table; ``python -m course.grading demo`` is
+``make grade``.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+
+REPO = Path(__file__).resolve().parents[1]
+
+# Prepended to every solution cell of the tamper submission: what a student
+# gaming the tests would try. The checks in course.checks must not be fooled.
+TAMPER_PRELUDE = '''\
+import builtins as _b, torch as _t, torch.testing as _tt
+_t.allclose = lambda *a, **k: True
+_t.equal = lambda *a, **k: True
+_t.testing.assert_close = lambda *a, **k: None
+_t.Tensor.__eq__ = lambda self, other: _t.ones((), dtype=_t.bool)
+if not hasattr(_b, "_real_isinstance"):
+    _b._real_isinstance = _b.isinstance
+_b.isinstance = lambda o, c: True if c is _t.Tensor else _b._real_isinstance(o, c)
+'''
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One known answer for one solution cell: wrong (``fails`` non-empty) or correct."""
+
+    name: str
+    kind: str  # "mutant" or "alternative"
+    cell: str
+    source: str
+    fails: tuple[str, ...]
+    description: str
+
+
+@dataclass
+class Submission:
+    """One student's notebook: which solution cells are replaced, and the expected outcome."""
+
+    student: str
+    replacements: dict[str, str] | None  # None: the untouched release notebook
+    must_fail: set[str] = field(default_factory=set)
+    must_pass: set[str] | None = None  # None: every graded cell not in must_fail
+    variants: list[str] = field(default_factory=list)
+
+
+def chapters(root: Path = REPO) -> list[str]:
+    """Return the assignment names (folders of ``source/``), sorted."""
+    return sorted(p.name for p in (root / "source").iterdir() if p.is_dir() and not p.name.startswith("."))
+
+
+def notebook_path(assignment: str, root: Path = REPO, folder: str = "source") -> Path:
+    """Return the path of the chapter's notebook (one notebook per assignment)."""
+    nbs = sorted((root / folder / assignment).glob("*.ipynb"))
+    if len(nbs) != 1:
+        raise ValueError(f"{folder}/{assignment} must hold exactly one notebook, found {len(nbs)}")
+    return nbs[0]
+
+
+def read(path: Path) -> nbformat.NotebookNode:
+    """Read a notebook (nbformat v4)."""
+    return nbformat.read(str(path), as_version=4)
+
+
+def grade_id(cell: dict) -> str | None:
+    """Return the cell's nbgrader grade_id, or ``None``."""
+    return cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+
+
+def solution_cells(nb: nbformat.NotebookNode) -> dict[str, str]:
+    """Return {grade_id: source} of the solution cells."""
+    return {grade_id(c): c.source for c in nb.cells
+            if c.get("metadata", {}).get("nbgrader", {}).get("solution")}
+
+
+def graded_cells(nb: nbformat.NotebookNode) -> dict[str, float]:
+    """Return {grade_id: points} of the graded (test) cells."""
+    out = {}
+    for c in nb.cells:
+        meta = c.get("metadata", {}).get("nbgrader", {})
+        if meta.get("grade"):
+            out[meta["grade_id"]] = float(meta.get("points", 0))
+    return out
+
+
+_MARKER = re.compile(r"^\s*###\s*(BEGIN|END)\s+SOLUTION\s*$")
+
+
+def strip_markers(source: str) -> str:
+    """Return a solution cell's text without its ``### BEGIN/END SOLUTION`` lines (what a student would submit)."""
+    return "\n".join(line for line in source.splitlines() if not _MARKER.match(line))
+
+
+def load_variants(assignment: str, kind: str, root: Path = REPO) -> list[Variant]:
+    """Load ``tests/mutants/<assignment>/*.py`` (kind="mutant") or ``tests/alternatives/...`` (kind="alternative")."""
+    folder = root / "tests" / ("mutants" if kind == "mutant" else "alternatives") / assignment
+    out = []
+    for path in sorted(folder.glob("*.py")):
+        if path.name.startswith("_"):
+            continue
+        spec = importlib.util.spec_from_file_location(f"_variant_{assignment}_{path.stem}", path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        fails = tuple(getattr(mod, "FAILS", ()))
+        if kind == "mutant" and not fails:
+            raise ValueError(f"{path}: a mutant must list the grade cells it FAILS")
+        if kind == "alternative" and fails:
+            raise ValueError(f"{path}: an alternative must not FAIL anything")
+        out.append(Variant(name=path.stem, kind=kind, cell=mod.CELL,
+                           source=textwrap_dedent(mod.SOURCE), fails=fails,
+                           description=(mod.__doc__ or "").strip().splitlines()[0] if mod.__doc__ else path.stem))
+    return out
+
+
+def textwrap_dedent(text: str) -> str:
+    import textwrap
+    return textwrap.dedent(text).strip("\n") + "\n"
+
+
+def _groups(variants: list[Variant]) -> list[list[Variant]]:
+    """Combine variants into groups with at most one variant per solution cell."""
+    by_cell: dict[str, list[Variant]] = {}
+    for v in variants:
+        by_cell.setdefault(v.cell, []).append(v)
+    depth = max((len(vs) for vs in by_cell.values()), default=0)
+    return [[vs[i] for vs in by_cell.values() if i < len(vs)] for i in range(depth)]
+
+
+def plan(assignment: str, root: Path = REPO, tamper: bool = True) -> list[Submission]:
+    """Return the submissions that prove a chapter's grading.
+
+    ``solution`` (full marks), ``empty`` (the release as is: zero), one
+    ``mutants-N`` per depth of the mutant lists (each graded cell named in a
+    mutant's FAILS must lose its points, every other graded cell keeps them),
+    ``alternatives-N`` (full marks) and ``tamper`` (the first mutant of each
+    exercise behind :data:`TAMPER_PRELUDE`: its FAILS cells must still fail).
+    """
+    source = read(notebook_path(assignment, root))
+    sols = solution_cells(source)
+    graded = set(graded_cells(source))
+    subs = [Submission("solution", {}), Submission("empty", None, must_fail=set(graded), must_pass=set())]
+    mutants = load_variants(assignment, "mutant", root)
+    alternatives = load_variants(assignment, "alternative", root)
+    for v in mutants + alternatives:
+        if v.cell not in sols:
+            raise ValueError(f"{v.kind} {v.name}: no solution cell {v.cell!r} in {assignment}")
+        unknown = set(v.fails) - graded
+        if unknown:
+            raise ValueError(f"{v.kind} {v.name}: FAILS names unknown grade cells {sorted(unknown)}")
+    for i, group in enumerate(_groups(mutants), 1):
+        subs.append(Submission(f"mutants-{i}", {v.cell: v.source for v in group},
+                               must_fail={c for v in group for c in v.fails},
+                               variants=[v.name for v in group]))
+    for i, group in enumerate(_groups(alternatives), 1):
+        subs.append(Submission(f"alternatives-{i}", {v.cell: v.source for v in group},
+                               variants=[v.name for v in group]))
+    if tamper and mutants:
+        first = _groups(mutants)[0]
+        subs.append(Submission("tamper", {v.cell: TAMPER_PRELUDE + v.source for v in first},
+                               must_fail={c for v in first for c in v.fails}, must_pass=set(),
+                               variants=[f"tamper+{v.name}" for v in first]))
+    return subs
+
+
+def build_notebook(release: nbformat.NotebookNode, source: nbformat.NotebookNode,
+                   replacements: dict[str, str] | None) -> nbformat.NotebookNode:
+    """Return a student submission: the release notebook with every solution cell answered.
+
+    Cells named in ``replacements`` get that text; the others get the source's
+    solution (markers removed). ``None`` returns the release unchanged.
+    """
+    nb = nbformat.from_dict(release)
+    if replacements is None:
+        return nb
+    sols = solution_cells(source)
+    for cell in nb.cells:
+        gid = grade_id(cell)
+        if gid in sols:
+            cell.source = replacements.get(gid, strip_markers(sols[gid]))
+    return nb
+
+
+def bin_path_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """Return os.environ with this interpreter's bin/ first on PATH (nbgrader shells out to alembic)."""
+    env = dict(os.environ)
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    env.setdefault("HF_HUB_OFFLINE", "1")
+    env.setdefault("MPLBACKEND", "Agg")
+    env.setdefault("PYTHONWARNINGS", "ignore::DeprecationWarning")
+    if extra:
+        env.update(extra)
+    return env
+
+
+def nbgrader(args: list[str], cwd: Path, db: Path) -> subprocess.CompletedProcess:
+    """Run ``nbgrader <args>`` in ``cwd`` against the gradebook ``db``; raise with its log on failure."""
+    cmd = [str(Path(sys.executable).parent / "nbgrader"), *args, f"--CourseDirectory.db_url=sqlite:///{db}"]
+    proc = subprocess.run(cmd, cwd=cwd, env=bin_path_env(), capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stdout[-4000:]}\n{proc.stderr[-8000:]}")
+    return proc
+
+
+def make_course(dest: Path, assignments: list[str], root: Path = REPO) -> Path:
+    """Copy ``nbgrader_config.py`` and the chapters' ``source/`` folders into ``dest``; return it."""
+    dest.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(root / "nbgrader_config.py", dest / "nbgrader_config.py")
+    for a in assignments:
+        shutil.copytree(root / "source" / a, dest / "source" / a,
+                        ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
+    return dest
+
+
+def generate(course: Path, assignment: str, db: Path) -> Path:
+    """Run ``nbgrader generate_assignment`` in ``course``; return the release folder."""
+    nbgrader(["generate_assignment", assignment, "--force"], course, db)
+    return course / "release" / assignment
+
+
+@dataclass
+class Graded:
+    """Result of grading a plan: per-student per-cell scores and timings."""
+
+    course: Path
+    scores: dict[str, dict[str, tuple[float, float]]]
+    seconds: dict[str, float]
+    submissions: list[Submission]
+
+
+def read_scores(db: Path, assignment: str, notebook: str) -> dict[str, dict[str, tuple[float, float]]]:
+    """Return {student: {grade_id: (score, max_score)}} from an nbgrader gradebook."""
+    from nbgrader.api import Gradebook
+
+    out: dict[str, dict[str, tuple[float, float]]] = {}
+    with Gradebook(f"sqlite:///{db}") as gb:
+        for student in gb.students:
+            try:
+                snb = gb.find_submission_notebook(notebook, assignment, student.id)
+            except Exception:  # student has no submission for this assignment
+                continue
+            out[student.id] = {g.name: (float(g.score), float(g.max_score)) for g in snb.grades}
+    return out
+
+
+def grade(assignment: str, submissions: list[Submission], workdir: Path | None = None,
+          root: Path = REPO, separate_first: bool = True) -> Graded:
+    """Generate the assignment in a scratch course, autograde ``submissions``, return their scores.
+
+    With ``separate_first`` the first submission (the solution) is graded in
+    its own ``nbgrader autograde`` call so its wall time is the chapter's
+    grading-mode run time; the rest share one call.
+    """
+    workdir = Path(tempfile.mkdtemp(prefix=f"grade-{assignment}-")) if workdir is None else workdir
+    course = make_course(workdir / "course", [assignment], root)
+    db = workdir / "gradebook.db"
+    release_dir = generate(course, assignment, db)
+    source_nb_path = notebook_path(assignment, course)
+    source = read(source_nb_path)
+    release = read(release_dir / source_nb_path.name)
+    for sub in submissions:
+        dest = course / "submitted" / sub.student / assignment
+        dest.mkdir(parents=True, exist_ok=True)
+        for extra in release_dir.iterdir():  # supporting files the release ships
+            if extra.name != source_nb_path.name and extra.is_file():
+                shutil.copy2(extra, dest / extra.name)
+        nbformat.write(build_notebook(release, source, sub.replacements), str(dest / source_nb_path.name))
+    seconds: dict[str, float] = {}
+    batches = [submissions[:1], submissions[1:]] if separate_first else [submissions]
+    for batch in batches:
+        if not batch:
+            continue
+        t0 = time.perf_counter()
+        args = ["autograde", assignment, "--force"]
+        if len(batch) == 1:
+            args.append(f"--student={batch[0].student}")
+        else:
+            args.append("--CourseDirectory.student_id_exclude=" + ",".join(
+                s.student for s in submissions if s not in batch))
+        nbgrader(args, course, db)
+        elapsed = time.perf_counter() - t0
+        for sub in batch:
+            seconds[sub.student] = elapsed / len(batch)
+    scores = read_scores(db, assignment, source_nb_path.stem)
+    return Graded(course=course, scores=scores, seconds=seconds, submissions=submissions)
+
+
+def problems(graded: Graded, submissions: list[Submission] | None = None) -> list[str]:
+    """Return human-readable violations of each submission's expected outcome (empty list: all as expected)."""
+    out = []
+    for sub in submissions or graded.submissions:
+        got = graded.scores.get(sub.student)
+        if got is None:
+            out.append(f"{sub.student}: no grades recorded (autograde did not grade it)")
+            continue
+        must_pass = set(got) - sub.must_fail if sub.must_pass is None else sub.must_pass
+        for cell in sorted(sub.must_fail):
+            score, maximum = got.get(cell, (0.0, 0.0))
+            if score >= maximum:
+                out.append(f"{sub.student} ({', '.join(sub.variants) or 'release'}): {cell} kept its "
+                           f"{score:g}/{maximum:g} points but should have lost them")
+        for cell in sorted(must_pass):
+            score, maximum = got.get(cell, (0.0, 0.0))
+            if score < maximum:
+                out.append(f"{sub.student} ({', '.join(sub.variants) or 'solution'}): {cell} got "
+                           f"{score:g}/{maximum:g} but should have full marks")
+    return out
+
+
+def table(graded: Graded) -> str:
+    """Return a per-student, per-grade-cell table of points, with totals."""
+    students = [s.student for s in graded.submissions if s.student in graded.scores]
+    cells = sorted({c for s in students for c in graded.scores[s]})
+    width = max([len(c) for c in cells] + [10])
+    head = f"{'grade cell':<{width}} " + " ".join(f"{s[:14]:>14}" for s in students)
+    lines = [head, "-" * len(head)]
+    for c in cells:
+        row = []
+        for s in students:
+            score, maximum = graded.scores[s].get(c, (0.0, 0.0))
+            row.append(f"{score:g}/{maximum:g}".rjust(14))
+        lines.append(f"{c:<{width}} " + " ".join(row))
+    totals = []
+    for s in students:
+        got = sum(v[0] for v in graded.scores[s].values())
+        maximum = sum(v[1] for v in graded.scores[s].values())
+        totals.append(f"{got:g}/{maximum:g}".rjust(14))
+    lines.append("-" * len(head))
+    lines.append(f"{'TOTAL':<{width}} " + " ".join(totals))
+    return "\n".join(lines)
+
+
+def execute(path: Path, grading: bool = False, timeout: int = 300) -> tuple[float, nbformat.NotebookNode]:
+    """Execute a notebook top to bottom on a fresh kernel in its own folder; return (seconds, executed notebook).
+
+    ``grading=True`` sets ``NBGRADER_EXECUTION=autograde`` in the kernel, as
+    nbgrader does. Raises ``nbclient`` errors on the first failing cell, and
+    ``RuntimeError`` if any code cell was left unexecuted.
+    """
+    from nbclient import NotebookClient
+
+    nb = read(path)
+    env_extra = {"NBGRADER_EXECUTION": "autograde"} if grading else {}
+    old = dict(os.environ)
+    os.environ.update(bin_path_env(env_extra))
+    if not grading:
+        os.environ.pop("NBGRADER_EXECUTION", None)
+    try:
+        client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
+                                resources={"metadata": {"path": str(path.parent)}})
+        t0 = time.perf_counter()
+        client.execute()
+        elapsed = time.perf_counter() - t0
+    finally:
+        os.environ.clear()
+        os.environ.update(old)
+    missing = [i for i, c in enumerate(nb.cells) if c.cell_type == "code" and c.source.strip()
+               and c.get("execution_count") is None]
+    if missing:
+        raise RuntimeError(f"{path.name}: code cells {missing} were not executed")
+    return elapsed, nb
+
+
+def _run(args: argparse.Namespace) -> int:
+    for name in args.assignments or chapters():
+        path = notebook_path(name)
+        seconds, _ = execute(path, grading=args.grading)
+        print(f"{name}: executed in {seconds:.1f} s ({'grading' if args.grading else 'student'} mode)")
+    return 0
+
+
+def _check(args: argparse.Namespace) -> int:
+    status = 0
+    for assignment in args.assignments or chapters():
+        subs = plan(assignment)
+        graded = grade(assignment, subs)
+        print(f"== {assignment}: graded {len(subs)} submissions in {graded.course.parent}")
+        for s in subs:
+            print(f"   {s.student:<16} {', '.join(s.variants) or '-'}")
+        print(table(graded))
+        print(f"   solution graded in {graded.seconds.get('solution', float('nan')):.1f} s")
+        bad = problems(graded)
+        for line in bad:
+            print("   PROBLEM:", line)
+        status |= bool(bad)
+    return status
+
+
+def demo(root: Path = REPO) -> int:
+    """``make grade``: regenerate release/, grade a demo class in submitted/, write autograded/ and grades.csv.
+
+    Uses its own gradebook (``.demo/gradebook.db``, git-ignored) so the
+    instructor's ``gradebook.db`` is never touched.
+    """
+    demo_dir = root / ".demo"
+    demo_dir.mkdir(exist_ok=True)
+    db = demo_dir / "gradebook.db"
+    if db.exists():
+        db.unlink()
+    rows = []
+    status = 0
+    for assignment in chapters(root):
+        t0 = time.perf_counter()
+        nbgrader(["generate_assignment", assignment, "--force"], root, db)
+        source_nb = notebook_path(assignment, root)
+        source, release = read(source_nb), read(root / "release" / assignment / source_nb.name)
+        subs = [s for s in plan(assignment, root, tamper=False) if not s.student.startswith("alternatives")]
+        names = {"solution": "demo-full-marks", "empty": "demo-empty"}
+        for sub in subs:
+            student = names.get(sub.student, "demo-" + sub.student.replace("mutants", "wrong"))
+            dest = root / "submitted" / student / assignment
+            if dest.exists():
+                shutil.rmtree(dest)
+            dest.mkdir(parents=True)
+            nbformat.write(build_notebook(release, source, sub.replacements), str(dest / source_nb.name))
+            sub.student = student
+        nbgrader(["autograde", assignment, "--force"], root, db)
+        graded = Graded(course=root, scores=read_scores(db, assignment, source_nb.stem), seconds={}, submissions=subs)
+        print(f"\n== {assignment} ({time.perf_counter() - t0:.0f} s)")
+        for s in subs:
+            print(f"   {s.student:<18} {', '.join(s.variants) or ('the reference solutions' if s.replacements == {} else 'the untouched release')}")
+        print(table(graded))
+        bad = problems(graded)
+        for line in bad:
+            print("   PROBLEM:", line)
+        status |= bool(bad)
+        for student, cells in graded.scores.items():
+            for cell, (score, maximum) in sorted(cells.items()):
+                rows.append({"assignment": assignment, "student": student, "grade_cell": cell,
+                             "score": score, "max_score": maximum})
+    with open(root / "grades.csv", "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=["assignment", "student", "grade_cell", "score", "max_score"])
+        writer.writeheader()
+        writer.writerows(rows)
+    print(f"\nwrote {root / 'grades.csv'} ({len(rows)} rows) and autograded/; gradebook: {db}")
+    return status
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m course.grading", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p_check = sub.add_parser("check", help="grade the known answers of some chapters in a scratch course")
+    p_check.add_argument("assignments", nargs="*")
+    p_run = sub.add_parser("run", help="execute source notebooks top to bottom and print their wall time")
+    p_run.add_argument("assignments", nargs="*")
+    p_run.add_argument("--grading", action="store_true", help="set NBGRADER_EXECUTION=autograde")
+    sub.add_parser("demo", help="make grade: the demo class in submitted/ and autograded/")
+    args = parser.parse_args(argv)
+    if args.command == "check":
+        return _check(args)
+    if args.command == "run":
+        return _run(args)
+    return demo()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,126 @@
+"""Deterministic probes of live autograd state (works on the CPU; no allocator needed).
+
+The CUDA allocator has ``torch.cuda.max_memory_allocated``; the CPU has no
+such counter. What autograd keeps alive between forward and backward is the
+tensors its nodes saved for backward, so :class:`SavedTensorProbe` counts
+them through ``torch.autograd.graph.saved_tensors_hooks``: how many are live
+now, the peak, and their bytes. :func:`graph_size` counts the backward nodes
+reachable from a tensor.
+"""
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass, field
+
+import torch
+
+
+def tensor_bytes(t: torch.Tensor) -> int:
+    """Return the bytes of ``t``'s storage (shared storage counted once per tensor)."""
+    try:
+        return int(t.untyped_storage().nbytes())
+    except (RuntimeError, NotImplementedError):  # e.g. sparse or meta tensors
+        return int(t.numel() * t.element_size())
+
+
+class _Handle:
+    """A saved tensor's stand-in: holds the tensor and tells the probe when it dies."""
+
+    __slots__ = ("tensor", "nbytes", "probe", "__weakref__")
+
+    def __init__(self, tensor: torch.Tensor, probe: "SavedTensorProbe") -> None:
+        # Keep a detached alias (same storage): holding the tensor itself would
+        # make a cycle output -> grad_fn -> saved variable -> handle -> output
+        # that Python's GC cannot see through, and the graph would never die.
+        # Autograd restores the autograd metadata when it unpacks.
+        self.tensor = tensor.detach()
+        self.nbytes = tensor_bytes(tensor)
+        self.probe = probe
+        probe._on_pack(self)
+        weakref.finalize(self, probe._on_free, self.nbytes)
+
+
+@dataclass
+class SavedTensorProbe:
+    """Count tensors saved for backward while the ``with`` block is active.
+
+    ``live`` / ``live_bytes``: saved tensors still referenced by some graph.
+    ``peak`` / ``peak_bytes``: the maximum of those since the probe started.
+    ``packed``: how many tensors were saved in total. Freed graphs (after
+    ``backward()`` without ``retain_graph``, or when the last reference to
+    the output is dropped) lower ``live``.
+
+    Example::
+
+        with SavedTensorProbe() as probe:
+            loss = model(x).sum()
+        print(probe.live_bytes)   # what the graph holds until backward
+    """
+
+    live: int = 0
+    live_bytes: int = 0
+    peak: int = 0
+    peak_bytes: int = 0
+    packed: int = 0
+    _ctx: object = field(default=None, repr=False)
+
+    def _on_pack(self, handle: _Handle) -> None:
+        self.packed += 1
+        self.live += 1
+        self.live_bytes += handle.nbytes
+        self.peak = max(self.peak, self.live)
+        self.peak_bytes = max(self.peak_bytes, self.live_bytes)
+
+    def _on_free(self, nbytes: int) -> None:
+        self.live -= 1
+        self.live_bytes -= nbytes
+
+    def reset_peak(self) -> None:
+        """Set the peaks to the current live values (to measure one phase)."""
+        self.peak, self.peak_bytes = self.live, self.live_bytes
+
+    def __enter__(self) -> "SavedTensorProbe":
+        self._ctx = torch.autograd.graph.saved_tensors_hooks(self._pack, self._unpack)
+        self._ctx.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._ctx.__exit__(*exc)
+        self._ctx = None
+
+    def _pack(self, tensor: torch.Tensor) -> _Handle:
+        return _Handle(tensor, self)
+
+    @staticmethod
+    def _unpack(handle: _Handle) -> torch.Tensor:
+        return handle.tensor
+
+
+def graph_size(t: torch.Tensor | None) -> int:
+    """Return the number of distinct backward nodes reachable from ``t.grad_fn`` (0 for a leaf or ``None``)."""
+    root = getattr(t, "grad_fn", None)
+    if root is None:
+        return 0
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        for nxt, _ in node.next_functions:
+            if nxt is not None:
+                stack.append(nxt)
+    return len(seen)
+
+
+def cuda_peak_bytes(fn, device: torch.device | str = "cuda") -> int:
+    """Run ``fn()`` and return ``torch.cuda.max_memory_allocated`` during it, in bytes (CUDA only)."""
+    if not torch.cuda.is_available():
+        raise RuntimeError("cuda_peak_bytes needs a CUDA device; on the CPU use SavedTensorProbe")
+    torch.cuda.synchronize(device)
+    torch.cuda.reset_peak_memory_stats(device)
+    base = torch.cuda.memory_allocated(device)
+    fn()
+    torch.cuda.synchronize(device)
+    return int(torch.cuda.max_memory_allocated(device) - base)

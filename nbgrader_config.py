@@ -1,0 +1,35 @@
+"""The one nbgrader configuration of the course (nbgrader 0.9.6).
+
+Run nbgrader from this folder with the virtual environment's bin/ on PATH
+(nbgrader calls `alembic`): `make grade`, `make release`, or activate .venv.
+"""
+c = get_config()  # noqa: F821  (provided by nbgrader)
+
+c.CourseDirectory.course_id = "pytorch-internals"
+c.CourseDirectory.root = "."
+c.CourseDirectory.source_directory = "source"
+c.CourseDirectory.release_directory = "release"
+c.CourseDirectory.submitted_directory = "submitted"
+c.CourseDirectory.autograded_directory = "autograded"
+c.CourseDirectory.feedback_directory = "feedback"
+# Keep build products and caches out of the student release.
+c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", ".*"]
+
+# The stub a student sees where the solution was: it says what to do.
+c.ClearSolutions.code_stub = {
+    "python": "# YOUR CODE HERE: implement what the exercise above asks for, then run the tests below.\n"
+              "raise NotImplementedError(\"Exercise not done yet: write your solution here\")",
+}
+c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
+
+# Per cell: the slowest real cell (a small Lightning fit, a DDP launch) takes
+# about 20 s on a 2-core CPU; 120 s leaves room for a slow laptop, and a
+# runaway student loop is interrupted instead of hanging the grader.
+c.Execute.timeout = 120
+c.Execute.interrupt_on_timeout = True
+c.Execute.startup_timeout = 120
+# Widgets' state is not needed in graded copies.
+c.Execute.store_widget_state = False
+
+# Students may import the course helpers; nothing else is needed at grading time.
+c.Exchange.path_includes_course = True
