@@ -28,8 +28,8 @@ c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 c.Execute.timeout = 120
 c.Execute.interrupt_on_timeout = True
 c.Execute.startup_timeout = 120
-# Widgets' state is not needed in graded copies.
-c.Execute.store_widget_state = False
+# Keep nbclient's default store_widget_state=True: with False, a widget that
+# writes into an Output widget crashes autograde (KeyError in output_widget.py).
 
 # Students may import the course helpers; nothing else is needed at grading time.
 c.Exchange.path_includes_course = True

@@ -85,6 +85,16 @@ _get_requires_grad = _TB.__dict__["requires_grad"].__get__
 _get_is_leaf = _TB.__dict__["is_leaf"].__get__
 _get_grad_fn = _TB.__dict__["grad_fn"].__get__
 
+# Tensor subclasses made by trusted libraries (torchvision.transforms.v2 returns
+# tv_tensors.Image); any other subclass is rejected, since its
+# __torch_function__ could lie.
+try:
+    from torchvision import tv_tensors as _tv
+
+    _TRUSTED_SUBCLASSES = (_tv.Image, _tv.Video, _tv.Mask)
+except Exception:  # torchvision missing or broken: trust nothing extra
+    _TRUSTED_SUBCLASSES = ()
+
 _float64 = torch.float64
 _bool_dtype = torch.bool
 _float_dtypes = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
@@ -155,7 +165,7 @@ def _type_name(obj: object) -> str:
 
 def _is_tensor(obj: object, allow_parameter: bool = True) -> bool:
     t = _type(obj)
-    return t is _Tensor or (allow_parameter and t is _Parameter)
+    return t is _Tensor or (allow_parameter and (t is _Parameter or t in _TRUSTED_SUBCLASSES))
 
 
 def describe(obj: object) -> str:

@@ -50,9 +50,16 @@ _t.allclose = lambda *a, **k: True
 _t.equal = lambda *a, **k: True
 _t.testing.assert_close = lambda *a, **k: None
 _t.Tensor.__eq__ = lambda self, other: _t.ones((), dtype=_t.bool)
+class FakeTensor:
+    """Garbage that claims to be a tensor."""
+    shape = dtype = device = None
+    def __eq__(self, other): return True
+    def __bool__(self): return True
 if not hasattr(_b, "_real_isinstance"):
     _b._real_isinstance = _b.isinstance
-_b.isinstance = lambda o, c: True if c is _t.Tensor else _b._real_isinstance(o, c)
+# Lie only about FakeTensor, so that library code keeps working (a blanket
+# lie makes torchvision loop forever, which tests nothing).
+_b.isinstance = lambda o, c: True if type(o) is FakeTensor else _b._real_isinstance(o, c)
 '''
 
 

@@ -1,0 +1,300 @@
+"""Helpers for chapter 6 (``torch.compile``): backends that show what Dynamo captured, timing, plots.
+
+Everything here uses capture-only backends (the graph runs unchanged, as
+eager PyTorch) unless a function says it uses inductor. Nothing here calls
+``torch._dynamo.reset()`` behind your back, except :func:`compile_counts`,
+which resets before each setting so the counts do not leak.
+
+The chapter's exercises 6.2 and 6.5 share :func:`legacy_score`, a function
+Dynamo cannot trace (it runs a Python scalar function through
+``np.vectorize``), so the student notebook and its tests use the same one.
+"""
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+import numpy as np
+import torch
+import torch._dynamo
+
+__all__ = [
+    "legacy_score", "legacy_score_torch", "graph_table", "PrintingBackend", "CompileCounter",
+    "aot_printing_backend", "count_call_functions", "explain_text", "time_first_and_steady",
+    "compile_counts", "plot_compile_counts", "plot_speedups", "inductor_output_files",
+]
+
+
+# --- the provided untraceable function (exercises 6.2 and 6.5) --------------
+
+def _score_scalar(v: float) -> float:
+    # A "legacy" per-element rule written for Python floats: square the
+    # positives, halve the negatives. Branching on a Python float is why
+    # np.vectorize is needed, and np.vectorize is what Dynamo cannot trace.
+    return v * v if v > 0.0 else 0.5 * v
+
+
+_vectorized_score = np.vectorize(_score_scalar, otypes=[np.float64])
+
+
+def legacy_score(x: torch.Tensor) -> torch.Tensor:
+    """Return ``x*x`` where ``x > 0`` and ``0.5*x`` elsewhere, computed by NumPy (untraceable).
+
+    The result is a new tensor with ``x``'s shape, dtype and device, and no
+    autograd history. It goes through ``x.numpy()`` and ``np.vectorize`` of a
+    Python function, which ``torch._dynamo`` cannot trace: inside a compiled
+    function it causes graph breaks (verified with ``torch._dynamo.explain``
+    in ``tests/test_dynamo.py``).
+    """
+    a = x.detach().cpu().numpy()
+    out = _vectorized_score(a).astype(a.dtype, copy=False)
+    return torch.from_numpy(np.ascontiguousarray(out)).to(x.device)
+
+
+def legacy_score_torch(x: torch.Tensor) -> torch.Tensor:
+    """Return the same values as :func:`legacy_score`, written with torch ops only (traceable)."""
+    return torch.where(x > 0, x * x, 0.5 * x)
+
+
+# --- looking at captured graphs ---------------------------------------------
+
+def graph_table(gm: torch.fx.GraphModule) -> str:
+    """Return the FX graph as a text table (opcode, name, target, args), like ``print_tabular``.
+
+    ``Graph.print_tabular`` needs the ``tabulate`` package, which this course
+    does not install; this does the same with plain string formatting.
+    """
+    rows = [("opcode", "name", "target", "args")]
+    for node in gm.graph.nodes:
+        target = node.target if isinstance(node.target, str) else getattr(
+            node.target, "__name__", str(node.target))
+        rows.append((node.op, node.name, str(target), str(node.args)[:60]))
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def count_call_functions(gm: torch.fx.GraphModule) -> int:
+    """Return the number of ``call_function`` nodes in ``gm`` (placeholders, outputs and methods not counted)."""
+    return sum(1 for node in gm.graph.nodes if node.op == "call_function")
+
+
+def _describe_input(t: Any) -> str:
+    if isinstance(t, torch.Tensor):
+        return f"Tensor{tuple(t.shape)} {t.dtype}"
+    return repr(t)
+
+
+class PrintingBackend:
+    """A ``torch.compile`` backend that prints each captured FX graph and its example inputs.
+
+    It returns ``gm.forward``, so the graph runs unchanged (eager speed). The
+    captured graphs are kept in ``self.graphs`` (a list of ``GraphModule``).
+    """
+
+    def __init__(self, show: bool = True) -> None:
+        self.show = show
+        self.graphs: list[torch.fx.GraphModule] = []
+
+    def __call__(self, gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
+        self.graphs.append(gm)
+        if self.show:
+            print(f"--- graph {len(self.graphs)}: {count_call_functions(gm)} call_function nodes")
+            print("example inputs:", [_describe_input(t) for t in example_inputs])
+            print(graph_table(gm))
+        return gm.forward
+
+
+class CompileCounter:
+    """A backend that counts how often Dynamo compiles (one call per captured graph) and runs graphs unchanged.
+
+    ``count`` is the number of graphs compiled so far; ``graphs`` holds them.
+    Pass an instance as ``torch.compile(..., backend=counter)``.
+    """
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.graphs: list[torch.fx.GraphModule] = []
+
+    def __call__(self, gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
+        self.count += 1
+        self.graphs.append(gm)
+        return gm.forward
+
+
+def aot_printing_backend(show: bool = True) -> tuple[Callable, dict[str, list[torch.fx.GraphModule]]]:
+    """Return ``(backend, captured)``: an AOTAutograd backend that prints the forward and backward graphs.
+
+    ``captured["forward"]`` and ``captured["backward"]`` collect the ATen-level
+    graphs AOTAutograd produced; each is run unchanged (no codegen).
+    """
+    from functorch.compile import make_boxed_func
+    from torch._dynamo.backends.common import aot_autograd
+
+    captured: dict[str, list[torch.fx.GraphModule]] = {"forward": [], "backward": []}
+
+    def make(kind: str) -> Callable:
+        def compiler(gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
+            captured[kind].append(gm)
+            if show:
+                print(f"=== {kind} graph ({count_call_functions(gm)} ATen ops)")
+                print(gm.code.strip())
+            return make_boxed_func(gm.forward)
+        return compiler
+
+    return aot_autograd(fw_compiler=make("forward"), bw_compiler=make("backward")), captured
+
+
+def explain_text(out: Any, max_reason_chars: int = 160) -> str:
+    """Return a short text summary of an ``ExplainOutput``: graph and break counts, ops per graph, reasons."""
+    lines = [f"graph_count={out.graph_count}  graph_break_count={out.graph_break_count}  "
+             f"ops_per_graph={[len(ops) for ops in out.ops_per_graph]}  out_guards={len(out.out_guards)}"]
+    for i, br in enumerate(out.break_reasons, 1):
+        first = str(br.reason).strip().splitlines()
+        text = " / ".join(s.strip() for s in first[:2])
+        where = ""
+        if br.user_stack:
+            frame = br.user_stack[-1]
+            where = f" (at {Path(frame.filename).name}:{frame.lineno}, `{(frame.line or '').strip()}`)"
+        lines.append(f"  break {i}: {text[:max_reason_chars]}{where}")
+    return "\n".join(lines)
+
+
+# --- timing ------------------------------------------------------------------
+
+def time_first_and_steady(fn: Callable, *args: Any, repeat: int = 20) -> dict[str, float]:
+    """Call ``fn(*args)`` once (compilation happens here), then ``repeat`` more times.
+
+    Returns ``{"first_s": seconds of the first call, "steady_ms": median
+    milliseconds of the later calls}``. Runs under ``torch.no_grad()``; on a
+    machine with CUDA it synchronizes after each call, so GPU time is counted.
+    """
+    sync = torch.cuda.synchronize if torch.cuda.is_available() else (lambda: None)
+    with torch.no_grad():
+        t0 = time.perf_counter()
+        fn(*args)
+        sync()
+        first = time.perf_counter() - t0
+        times = []
+        for _ in range(max(1, repeat)):
+            t0 = time.perf_counter()
+            fn(*args)
+            sync()
+            times.append(time.perf_counter() - t0)
+    return {"first_s": first, "steady_ms": 1000.0 * statistics.median(times)}
+
+
+# --- recompilation -------------------------------------------------------------
+
+SETTINGS = ("default (automatic dynamic)", "dynamic=True", "dynamic=False", "mark_dynamic")
+
+
+def compile_counts(make_model: Callable[[], torch.nn.Module], lengths: Sequence[int],
+                   features: int = 8, settings: Iterable[str] = SETTINGS) -> dict[str, list[int]]:
+    """Return, per setting, the cumulative number of compiled graphs after each call.
+
+    For each setting (see :data:`SETTINGS`) a fresh model from ``make_model()``
+    is compiled with a :class:`CompileCounter` backend (after
+    ``torch._dynamo.reset()``), then called on ``torch.randn(2, L, features)``
+    for each ``L`` in ``lengths``. ``result[setting][i]`` is the count after
+    the ``i``-th call.
+    """
+    result: dict[str, list[int]] = {}
+    for setting in settings:
+        torch._dynamo.reset()
+        counter = CompileCounter()
+        kwargs: dict[str, Any] = {}
+        if setting == "dynamic=True":
+            kwargs["dynamic"] = True
+        elif setting == "dynamic=False":
+            kwargs["dynamic"] = False
+        elif setting not in SETTINGS:
+            raise ValueError(f"unknown setting {setting!r}; pick from {SETTINGS}")
+        compiled = torch.compile(make_model(), backend=counter, **kwargs)
+        counts = []
+        with torch.no_grad():
+            for length in lengths:
+                x = torch.randn(2, length, features)
+                if setting == "mark_dynamic":
+                    torch._dynamo.mark_dynamic(x, 1)
+                compiled(x)
+                counts.append(counter.count)
+        result[setting] = counts
+    torch._dynamo.reset()
+    return result
+
+
+def plot_compile_counts(counts: dict[str, list[int]], lengths: Sequence[int]):
+    """Draw compile count vs number of distinct sequence lengths seen, one line per setting; return the figure."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 3.2))
+    xs = list(range(1, len(lengths) + 1))
+    markers = "osd^v"
+    for i, (setting, ys) in enumerate(counts.items()):
+        ax.plot(xs, ys, marker=markers[i % len(markers)], label=setting)
+    ax.set_xlabel("distinct sequence lengths seen")
+    ax.set_ylabel("graphs compiled (cumulative)")
+    ax.set_title("Recompilation vs shapes")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    plt.show()
+    return fig
+
+
+def plot_speedups(labels: Sequence[str], eager_ms: Sequence[float], compiled_ms: Sequence[float],
+                  title: str = "inductor vs eager"):
+    """Draw speed-up (eager time / compiled time) per size, with a line at 1.0; return the figure.
+
+    Bars above 1 mean the compiled version was faster on this machine.
+    """
+    import matplotlib.pyplot as plt
+
+    speedups = [e / c if c > 0 else math.nan for e, c in zip(eager_ms, compiled_ms)]
+    fig, ax = plt.subplots(figsize=(max(4, 1.1 * len(labels)), 3))
+    bars = ax.bar(list(labels), speedups, color=["tab:green" if s >= 1 else "tab:red" for s in speedups])
+    for bar, s in zip(bars, speedups):
+        ax.annotate(f"{s:.2f}x", (bar.get_x() + bar.get_width() / 2, bar.get_height()),
+                    ha="center", va="bottom", fontsize=8)
+    ax.axhline(1.0, color="k", lw=0.8, ls="--")
+    ax.set_ylabel("speed-up (eager / compiled)")
+    ax.set_title(title)
+    fig.tight_layout()
+    plt.show()
+    return fig
+
+
+# --- inductor's generated code --------------------------------------------------
+
+def inductor_output_files(since: float) -> list[Path]:
+    """Return inductor's generated Python wrapper files written after ``since`` (a ``time.time()`` stamp), newest first.
+
+    They live in inductor's cache directory (``/tmp/torchinductor_<user>``
+    unless ``TORCHINDUCTOR_CACHE_DIR`` says otherwise). The modules inductor
+    loaded in this process (``PyCodeCache.modules``) are included even when
+    they came from the cache, so a warm cache still shows its code.
+    """
+    found: dict[Path, float] = {}
+    try:
+        from torch._inductor.codecache import PyCodeCache
+        for mod in list(getattr(PyCodeCache, "modules", [])):
+            path = getattr(mod, "__file__", None)
+            if path and Path(path).exists():
+                found[Path(path)] = Path(path).stat().st_mtime
+    except Exception:  # inductor internals move between releases; the cache scan below still works
+        pass
+    try:
+        from torch._inductor.runtime.cache_dir_utils import cache_dir
+        root = Path(cache_dir())
+        if root.exists():
+            for path in root.rglob("*.py"):
+                mtime = path.stat().st_mtime
+                if mtime >= since:
+                    found[path] = mtime
+    except Exception:
+        pass
+    return sorted(found, key=lambda p: found[p], reverse=True)

@@ -1,0 +1,154 @@
+"""Walk and draw the backward graph behind a tensor (matplotlib only, no graphviz).
+
+A tensor produced by a differentiable op carries ``grad_fn``, a backward
+node; each node lists the nodes it sends gradients to in
+``node.next_functions`` (``(node, input_nr)`` pairs, ``(None, 0)`` for an
+input that needs no gradient). Leaves that require grad end in an
+``AccumulateGrad`` node whose ``.variable`` is the leaf itself.
+
+:func:`backward_graph` collects the nodes and edges, :func:`depths` gives
+each node its column (longest path from the output), :func:`layout` turns
+that into coordinates (leaves on the left, output on the right) and
+:func:`draw_graph` draws it.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+Node = Any  # torch's backward nodes are C++ objects without a public Python base class
+
+
+def root_of(t: torch.Tensor | Node | None) -> Node | None:
+    """Return the backward node to start from: ``t.grad_fn`` for a tensor, ``t`` itself for a node, else ``None``."""
+    if t is None:
+        return None
+    if isinstance(t, torch.Tensor):
+        return t.grad_fn
+    return t
+
+
+def backward_graph(t: torch.Tensor | Node | None) -> tuple[list[Node], list[tuple[int, int]]]:
+    """Return ``(nodes, edges)`` of the backward graph reachable from ``t``.
+
+    ``nodes``: every distinct node once, in depth-first discovery order (not a
+    topological order). ``edges``: ``(i, j)`` index pairs meaning node ``i``
+    sends a gradient to node ``j`` (one pair per ``next_functions`` entry, so
+    ``x * x`` gives two edges to the same ``AccumulateGrad``). A leaf or a
+    tensor without history gives ``([], [])``.
+    """
+    root = root_of(t)
+    if root is None:
+        return [], []
+    index: dict[int, int] = {}
+    nodes: list[Node] = []
+    edges: list[tuple[int, int]] = []
+    stack = [root]
+    index[id(root)] = 0
+    nodes.append(root)
+    while stack:
+        node = stack.pop()
+        i = index[id(node)]
+        for nxt, _ in node.next_functions:
+            if nxt is None:
+                continue
+            if id(nxt) not in index:
+                index[id(nxt)] = len(nodes)
+                nodes.append(nxt)
+                stack.append(nxt)
+            edges.append((i, index[id(nxt)]))
+    return nodes, edges
+
+
+def depths(n_nodes: int, edges: list[tuple[int, int]]) -> list[int]:
+    """Return, for each node index, the length (in edges) of the longest path from node 0 (the output's node) to it.
+
+    Sorting nodes by this depth gives a topological order: a node always has a
+    larger depth than every node that sends it a gradient.
+    """
+    children: dict[int, list[int]] = {i: [] for i in range(n_nodes)}
+    indeg = [0] * n_nodes
+    for i, j in edges:
+        children[i].append(j)
+        indeg[j] += 1
+    depth = [0] * n_nodes
+    ready = [i for i in range(n_nodes) if indeg[i] == 0]
+    while ready:
+        i = ready.pop()
+        for j in children[i]:
+            depth[j] = max(depth[j], depth[i] + 1)
+            indeg[j] -= 1
+            if indeg[j] == 0:
+                ready.append(j)
+    return depth
+
+
+def node_label(node: Node, names: dict[int, str] | None = None) -> str:
+    """Return a short label: the node's class name, plus the leaf's name or shape for ``AccumulateGrad``.
+
+    ``names`` maps ``id(leaf_tensor)`` to a display name (e.g. ``{id(w): "w"}``).
+    """
+    label = type(node).__name__
+    var = getattr(node, "variable", None)
+    if isinstance(var, torch.Tensor):
+        name = (names or {}).get(id(var))
+        label += f"\n{name}" if name else f"\n{tuple(var.shape)}"
+    return label
+
+
+def layout(n_nodes: int, edges: list[tuple[int, int]]) -> list[tuple[float, float]]:
+    """Return ``(x, y)`` for each node: x is the column (output rightmost, deepest leaves at x = 0), y spreads a column's nodes around 0."""
+    if n_nodes == 0:
+        return []
+    depth = depths(n_nodes, edges)
+    max_d = max(depth)
+    columns: dict[int, list[int]] = {}
+    for i, d in enumerate(depth):
+        columns.setdefault(d, []).append(i)
+    pos: list[tuple[float, float]] = [(0.0, 0.0)] * n_nodes
+    for d, members in columns.items():
+        k = len(members)
+        for r, i in enumerate(members):
+            pos[i] = (float(max_d - d), (k - 1) / 2.0 - r)
+    return pos
+
+
+def draw_graph(t: torch.Tensor | Node, names: dict[int, str] | None = None, ax: Any = None,
+               title: str | None = None) -> Any:
+    """Draw the backward graph of ``t`` left to right and return the matplotlib Figure.
+
+    Arrows follow the forward direction (from the leaves on the left to the
+    output on the right); gradients flow against them. ``AccumulateGrad``
+    nodes (the leaves' gradient sinks) are drawn in green, the output's node
+    in orange. A tensor without history draws a note saying so.
+    """
+    import matplotlib.pyplot as plt
+
+    nodes, edges = backward_graph(t)
+    if ax is None:
+        n_cols = (max(depths(len(nodes), edges)) + 1) if nodes else 1
+        fig, ax = plt.subplots(figsize=(max(4.0, 2.2 * n_cols), 3.2))
+    else:
+        fig = ax.figure
+    ax.set_axis_off()
+    if title:
+        ax.set_title(title)
+    if not nodes:
+        ax.text(0.5, 0.5, "no grad_fn: a leaf or a tensor without history", ha="center", va="center")
+        return fig
+    pos = layout(len(nodes), edges)
+    for i, j in sorted(set(edges)):
+        (x0, y0), (x1, y1) = pos[j], pos[i]  # forward direction: from input j to consumer i
+        ax.annotate("", xy=(x1, y1), xytext=(x0, y0),
+                    arrowprops=dict(arrowstyle="->", color="0.4", shrinkA=28, shrinkB=28))
+    for i, node in enumerate(nodes):
+        is_leaf = type(node).__name__ == "AccumulateGrad"
+        colour = "#b7e4c7" if is_leaf else ("#ffd6a5" if i == 0 else "#dbe7ff")
+        ax.text(*pos[i], node_label(node, names), ha="center", va="center", fontsize=8,
+                bbox=dict(boxstyle="round,pad=0.4", fc=colour, ec="0.3"))
+    xs = [p[0] for p in pos]
+    ys = [p[1] for p in pos]
+    ax.set_xlim(min(xs) - 0.6, max(xs) + 0.6)
+    ax.set_ylim(min(ys) - 0.8, max(ys) + 0.8)
+    return fig

@@ -1,0 +1,38 @@
+"""What a notebook needs from its environment while nbgrader runs it.
+
+nbgrader 0.9 gives a test cell **zero points if it writes anything to
+stderr** (``nbgrader.utils.is_failed``), so a library's harmless warning
+(a ``UserWarning`` from torch, Lightning's start-up log) would fail correct
+work. :func:`route_stderr_to_stdout` sends stderr to stdout while grading;
+``import course`` calls it automatically when ``NBGRADER_EXECUTION`` is set.
+Failures still count: a failing test raises, and an error output is what
+nbgrader scores as 0.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import sys
+
+
+def route_stderr_to_stdout() -> bool:
+    """Send Python-level and fd-level stderr to stdout; return True if anything was redirected."""
+    changed = False
+    old = sys.stderr
+    if sys.stdout is not None and sys.stderr is not sys.stdout:
+        sys.stderr = sys.stdout
+        changed = True
+    # Loggers created before now hold the old stream.
+    loggers = [logging.getLogger()] + [lg for lg in logging.Logger.manager.loggerDict.values()
+                                       if isinstance(lg, logging.Logger)]
+    for lg in loggers:
+        for h in lg.handlers:
+            if isinstance(h, logging.StreamHandler) and getattr(h, "stream", None) is old:
+                h.setStream(sys.stdout)
+    # Output written by C/C++ code straight to file descriptor 2.
+    try:
+        sys.__stdout__.flush()
+        os.dup2(1, 2)
+    except (OSError, AttributeError, ValueError):
+        pass
+    return changed

@@ -1,0 +1,15 @@
+"""Always runs max_steps: the stopping rule is ignored, so depth no longer depends on the data."""
+CELL = "adaptive_depth"
+FAILS = ["test_adaptive_depth_values", "test_adaptive_depth_data_dependent"]
+SOURCE = '''
+class AdaptiveDepthNet(nn.Module):
+    def __init__(self, block, tol=1e-4, max_steps=20):
+        super().__init__()
+        self.block, self.tol, self.max_steps = block, tol, max_steps
+
+    def forward(self, x):
+        h = x
+        for _ in range(self.max_steps):
+            h = self.block(h)
+        return h, self.max_steps
+'''
