@@ -1,0 +1,21 @@
+"""Reverses the values too: forward returns -x (backward is right), so the domain head sees negated features."""
+CELL = "grad_reverse"
+FAILS = ["test_grad_reverse_forward", "test_grad_reverse_domain_adversarial"]
+SOURCE = '''
+class GradReverse(torch.autograd.Function):
+    """Identity in the forward pass; multiplies the gradient by -lambd in the backward pass."""
+
+    @staticmethod
+    def forward(ctx, x, lambd):
+        ctx.lambd = lambd
+        return -x
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return -ctx.lambd * grad_output, None
+
+
+def grad_reverse(x: torch.Tensor, lambd: float = 1.0) -> torch.Tensor:
+    """Return x unchanged; on the way back its gradient is multiplied by -lambd."""
+    return GradReverse.apply(x, lambd)
+'''

@@ -1,0 +1,115 @@
+"""Unit tests for course.graphs (walking and drawing backward graphs)."""
+import os
+
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+import matplotlib
+import pytest
+import torch
+
+from course import graphs
+
+matplotlib.use("Agg")
+
+
+def _names(nodes):
+    return [type(n).__name__ for n in nodes]
+
+
+def test_root_of():
+    x = torch.randn(2, requires_grad=True)
+    y = x.exp()
+    assert graphs.root_of(None) is None
+    assert graphs.root_of(x) is None
+    assert graphs.root_of(y) is y.grad_fn
+    assert graphs.root_of(y.grad_fn) is y.grad_fn
+
+
+def test_backward_graph_leaf_and_no_history():
+    x = torch.randn(3, requires_grad=True)
+    assert graphs.backward_graph(x) == ([], [])
+    assert graphs.backward_graph(torch.randn(3) * 2) == ([], [])
+    assert graphs.backward_graph(None) == ([], [])
+
+
+def test_backward_graph_linear():
+    x, w, b = (torch.randn(3, requires_grad=True) for _ in range(3))
+    y = x * w + b
+    nodes, edges = graphs.backward_graph(y)
+    assert nodes[0] is y.grad_fn
+    assert sorted(_names(nodes)) == ["AccumulateGrad"] * 3 + ["AddBackward0", "MulBackward0"]
+    assert len(edges) == 4
+    leaves = {id(n.variable) for n in nodes if type(n).__name__ == "AccumulateGrad"}
+    assert leaves == {id(x), id(w), id(b)}
+
+
+def test_backward_graph_diamond_dedup_and_none_inputs():
+    x = torch.randn(4, requires_grad=True)
+    a = x.exp()
+    z = a.sin() + a * torch.ones(4)  # a used twice; the constant gives a None entry
+    nodes, edges = graphs.backward_graph(z)
+    names = _names(nodes)
+    assert sorted(names) == sorted(["AddBackward0", "SinBackward0", "MulBackward0", "ExpBackward0", "AccumulateGrad"])
+    assert len(set(map(id, nodes))) == len(nodes)
+    # Exp receives from Sin and Mul: two edges into it
+    exp_i = names.index("ExpBackward0")
+    assert sorted(i for i, j in edges if j == exp_i) == sorted([names.index("SinBackward0"), names.index("MulBackward0")])
+    # x * x: two edges to the same AccumulateGrad
+    n2, e2 = graphs.backward_graph(x * x)
+    assert _names(n2) == ["MulBackward0", "AccumulateGrad"]
+    assert e2 == [(0, 1), (0, 1)]
+
+
+def test_depths_give_topological_order():
+    x = torch.randn(4, requires_grad=True)
+    a = x.exp()
+    z = a + a.sin()
+    nodes, edges = graphs.backward_graph(z)
+    d = graphs.depths(len(nodes), edges)
+    assert d[0] == 0
+    for i, j in edges:
+        assert d[j] > d[i]
+    names = _names(nodes)
+    assert d[names.index("ExpBackward0")] == 2  # longest path: Add -> Sin -> Exp
+    assert graphs.depths(0, []) == []
+
+
+def test_layout_left_to_right():
+    x, w = torch.randn(3, requires_grad=True), torch.randn(3, requires_grad=True)
+    y = (x * w).sum()
+    nodes, edges = graphs.backward_graph(y)
+    pos = graphs.layout(len(nodes), edges)
+    assert len(pos) == len(nodes)
+    assert pos[0][0] == max(p[0] for p in pos)  # output rightmost
+    assert min(p[0] for p in pos) == 0.0
+    for i, j in edges:
+        assert pos[j][0] < pos[i][0]
+    same_col = [p for p in pos if p[0] == 0.0]
+    assert len({p[1] for p in same_col}) == len(same_col)  # no overlap within a column
+    assert graphs.layout(0, []) == []
+
+
+def test_node_label():
+    w = torch.randn(2, 3, requires_grad=True)
+    y = w.sum()
+    acc = y.grad_fn.next_functions[0][0]
+    assert graphs.node_label(y.grad_fn) == "SumBackward0"
+    assert graphs.node_label(acc) == "AccumulateGrad\n(2, 3)"
+    assert graphs.node_label(acc, {id(w): "w"}) == "AccumulateGrad\nw"
+
+
+def test_draw_graph_returns_figure():
+    import matplotlib.pyplot as plt
+
+    x = torch.randn(3, requires_grad=True)
+    fig = graphs.draw_graph((x.exp() * x).sum(), names={id(x): "x"}, title="t")
+    assert isinstance(fig, matplotlib.figure.Figure)
+    texts = [t.get_text() for t in fig.axes[0].texts]
+    assert "SumBackward0" in texts and "AccumulateGrad\nx" in texts
+    plt.close(fig)
+    fig2 = graphs.draw_graph(x)
+    assert "no grad_fn" in fig2.axes[0].texts[0].get_text()
+    plt.close(fig2)
+    fig3, ax = plt.subplots()
+    assert graphs.draw_graph(x * 2, ax=ax) is fig3
+    plt.close(fig3)
