@@ -1,0 +1,9 @@
+"""No dynamic_shapes: the batch size is specialised to the example's, other batch sizes are rejected."""
+CELL = "export_classifier"
+FAILS = ["test_export_classifier_dynamic_batch"]
+SOURCE = '''
+def export_classifier(model: nn.Module, example: Tensor) -> torch.export.ExportedProgram:
+    """Export `model` for inference (eval mode) with a dynamic batch dimension; return the ExportedProgram."""
+    model.eval()
+    return torch.export.export(model, (example,))
+'''

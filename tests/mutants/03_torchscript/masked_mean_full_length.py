@@ -1,0 +1,17 @@
+"""Divides the masked sum by the full length x.shape[-1] instead of the number of masked-in positions."""
+CELL = "masked_mean"
+FAILS = ["test_masked_mean_eager", "test_masked_mean_script_values"]
+SOURCE = '''
+class MaskedMean(nn.Module):
+    """Mean over the last dim; with a boolean `mask`, the mean of the masked-in entries only."""
+
+    def forward(self, x: Tensor, mask: Optional[Tensor] = None) -> Tensor:
+        if mask is None:
+            return x.mean(dim=-1)
+        return (x * mask).sum(dim=-1) / x.shape[-1]
+
+
+def script_masked_mean() -> torch.jit.ScriptModule:
+    """Return MaskedMean compiled with torch.jit.script."""
+    return torch.jit.script(MaskedMean())
+'''

@@ -1,0 +1,18 @@
+"""No Optional annotation on mask: script assumes a Tensor, compiles the None branch away, and mask-less calls fail."""
+CELL = "masked_mean"
+FAILS = ["test_masked_mean_scripted", "test_masked_mean_script_values", "test_masked_mean_roundtrip"]
+SOURCE = '''
+class MaskedMean(nn.Module):
+    """Mean over the last dim; with a boolean `mask`, the mean of the masked-in entries only."""
+
+    def forward(self, x, mask=None):
+        if mask is None:
+            return x.mean(dim=-1)
+        m = mask.to(x.dtype)
+        return (x * m).sum(dim=-1) / m.sum(dim=-1)
+
+
+def script_masked_mean() -> torch.jit.ScriptModule:
+    """Return MaskedMean compiled with torch.jit.script."""
+    return torch.jit.script(MaskedMean())
+'''

@@ -1,0 +1,193 @@
+"""Tests for course.deploy (chapter 3 helpers)."""
+from __future__ import annotations
+
+import os
+import warnings
+
+import pytest
+import torch
+
+from course import deploy
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+class _Branchy(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = torch.nn.Linear(3, 2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if bool(x.sum() > 0):
+            return self.lin(x)
+        return -self.lin(x)
+
+
+def _scripted() -> torch.jit.ScriptModule:
+    with warnings.catch_warnings():
+        deploy.filter_jit_deprecation()
+        return torch.jit.script(_Branchy().eval())
+
+
+def test_messages_match_real_warnings():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        s = torch.jit.script(_Branchy().eval())
+        torch.jit.freeze(s)
+        deploy.jit_roundtrip(s)
+    future = [w for w in caught if w.category is FutureWarning]
+    assert len(future) >= 4  # script, freeze, save, load
+    assert all(deploy.is_jit_deprecation(str(w.message)) for w in future)
+    assert deploy.is_jit_deprecation("`torch.jit.freeze` is deprecated. Please use `torch.compile` instead.")
+    assert not deploy.is_jit_deprecation("something else is deprecated")
+    assert deploy.JIT_DEPRECATION_CATEGORY is FutureWarning
+
+
+def test_filter_is_narrow():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        entry = deploy.filter_jit_deprecation()
+        deploy.filter_jit_deprecation()  # idempotent
+        assert entry[0] == "ignore" and entry[2] is FutureWarning
+        assert sum(1 for f in warnings.filters if f == entry) == 1
+        torch.jit.script(_Branchy())
+        warnings.warn("an unrelated future change", FutureWarning)
+        warnings.warn("`torch.jit.script` is deprecated. Please switch to `torch.export`.", UserWarning)
+    messages = [(w.category, str(w.message)) for w in caught]
+    assert (FutureWarning, "an unrelated future change") in messages
+    assert any(c is UserWarning for c, _ in messages)  # other categories with the same text still show
+    assert not any(c is FutureWarning and deploy.is_jit_deprecation(m) for c, m in messages)
+
+
+def test_jit_roundtrip_memory_and_file(tmp_path):
+    s = _scripted()
+    x = torch.randn(4, 3)
+    with warnings.catch_warnings():
+        deploy.filter_jit_deprecation()
+        loaded, size = deploy.jit_roundtrip(s)
+        assert isinstance(loaded, torch.jit.ScriptModule)
+        assert size > 100
+        torch.testing.assert_close(loaded(x), s(x))
+        torch.testing.assert_close(loaded(-x.abs() - 1), s(-x.abs() - 1))  # both branches survive
+        path = tmp_path / "m.pt"
+        loaded2, size2 = deploy.jit_roundtrip(s, path)
+        assert path.exists() and size2 == os.path.getsize(path)
+        torch.testing.assert_close(loaded2(x), s(x))
+
+
+def test_export_roundtrip(tmp_path):
+    model = torch.nn.Linear(3, 2).eval()
+    ep = torch.export.export(model, (torch.randn(2, 3),))
+    x = torch.randn(2, 3)
+    loaded, size = deploy.export_roundtrip(ep)
+    assert isinstance(loaded, torch.export.ExportedProgram) and size > 100
+    torch.testing.assert_close(loaded.module()(x), model(x))
+    loaded2, size2 = deploy.export_roundtrip(ep, tmp_path / "m.pt2")
+    assert size2 == os.path.getsize(tmp_path / "m.pt2")
+    torch.testing.assert_close(loaded2.module()(x), model(x))
+
+
+def test_timings_ms(monkeypatch):
+    calls = []
+    clock = iter([0.0, 0.002, 1.0, 1.010, 2.0, 2.004])
+    monkeypatch.setattr(deploy.time, "perf_counter", lambda: next(clock))
+    out = deploy.timings_ms(lambda: calls.append(1), repeats=3, warmup=2)
+    assert len(calls) == 5  # warm-up calls are made but not timed
+    assert out == pytest.approx([2.0, 10.0, 4.0])
+
+
+def test_median_ms_is_median(monkeypatch):
+    clock = iter([0.0, 0.001, 1.0, 1.100, 2.0, 2.003])
+    monkeypatch.setattr(deploy.time, "perf_counter", lambda: next(clock))
+    assert deploy.median_ms(lambda: None, repeats=3, warmup=0) == pytest.approx(3.0)
+
+
+def test_timing_real_and_validation():
+    t = deploy.median_ms(lambda: sum(range(1000)), repeats=5, warmup=1)
+    assert isinstance(t, float) and 0 <= t < 1000
+    with pytest.raises(ValueError):
+        deploy.timings_ms(lambda: None, repeats=0)
+
+
+def test_run_saved_torchscript_and_export(tmp_path):
+    s = _scripted()
+    x = torch.randn(5, 3)
+    path = tmp_path / "branchy.pt"
+    with warnings.catch_warnings():
+        deploy.filter_jit_deprecation()
+        torch.jit.save(s, str(path))
+    run = deploy.run_saved(path, x)
+    assert isinstance(run, deploy.SavedRun)
+    torch.testing.assert_close(run.output, s(x))
+    assert run.course_imported is False
+    assert "_Branchy" not in run.main_names
+    assert run.torch_version == torch.__version__
+    assert run.seconds > 0 and run.load_ms > 0
+
+    model = torch.nn.Linear(3, 2).eval()
+    ep = torch.export.export(model, (x,))
+    p2 = tmp_path / "lin.pt2"
+    torch.export.save(ep, str(p2))
+    run2 = deploy.run_saved(p2, x, kind="export")
+    torch.testing.assert_close(run2.output, model(x).detach())
+
+
+def test_run_saved_errors(tmp_path):
+    with pytest.raises(ValueError):
+        deploy.run_saved(tmp_path / "x.pt", torch.zeros(1), kind="onnx")
+    bad = tmp_path / "not_a_model.pt"
+    bad.write_bytes(b"garbage")
+    with pytest.raises(RuntimeError, match="child process failed"):
+        deploy.run_saved(bad, torch.zeros(1))
+
+
+def test_quiet_logs_restores_and_keeps_warnings(caplog):
+    import logging
+    import sys
+    log = logging.getLogger("course.test_deploy")
+    stderr_before = sys.stderr
+    with deploy.quiet_logs() as captured:
+        log.warning("hidden")
+        print("partial graph", file=sys.stderr)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            warnings.warn("still shown", UserWarning)
+    assert captured.getvalue() == "partial graph\n"
+    assert sys.stderr is stderr_before
+    assert [str(w.message) for w in caught] == ["still shown"]
+    log.warning("shown")
+    messages = [r.getMessage() for r in caplog.records]
+    assert "hidden" not in messages and "shown" in messages
+    assert logging.root.manager.disable == logging.NOTSET
+
+
+def test_quiet_logs_restores_after_error():
+    import logging
+    with pytest.raises(ZeroDivisionError):
+        with deploy.quiet_logs():
+            1 / 0
+    assert logging.root.manager.disable == logging.NOTSET
+
+
+def test_quiet_logs_hides_failed_export_graph():
+    class IfOnTensor(torch.nn.Module):
+        def forward(self, x):
+            if x.sum() > 0:
+                return x
+            return -x
+    with deploy.quiet_logs() as captured:
+        with pytest.raises(Exception):
+            torch.export.export(IfOnTensor(), (torch.ones(3),))
+    assert "def forward" in captured.getvalue()  # the partial graph went to the buffer, not the screen
+
+
+def test_compare_ms_interleaves(monkeypatch):
+    order = []
+    clock = iter(float(i) / 1000 for i in range(100))
+    monkeypatch.setattr(deploy.time, "perf_counter", lambda: next(clock))
+    out = deploy.compare_ms({"a": lambda: order.append("a"), "b": lambda: order.append("b")}, repeats=3, warmup=1)
+    assert order == ["a", "b"] * 4  # one warm-up round, then three timed rounds, alternating
+    assert set(out) == {"a", "b"}
+    assert out["a"] == {"median": pytest.approx(1.0), "min": pytest.approx(1.0)}
+    with pytest.raises(ValueError):
+        deploy.compare_ms({"a": lambda: None}, repeats=0)
