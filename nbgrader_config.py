@@ -33,3 +33,9 @@ c.Execute.startup_timeout = 120
 
 # Students may import the course helpers; nothing else is needed at grading time.
 c.Exchange.path_includes_course = True
+
+# Local exchange for the Assignments tab when you run `make lab` (JupyterHub
+# deployments set their own). The path is absolute because nbgrader needs it.
+import os  # noqa: E402
+
+c.Exchange.root = os.path.join(os.path.abspath(os.getcwd()), ".exchange")

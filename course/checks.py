@@ -265,14 +265,14 @@ def check_close(got: object, expected: torch.Tensor, name: str = "result",
         if _numel(e) == 0:
             return
         g_nan, e_nan = _t_isnan(g), _t_isnan(e)
+        if _item(_t_sum(e_nan)) > 0 and not equal_nan:
+            raise ValueError("check_close: expected contains NaN; pass equal_nan=True (a bug in the test)")
         if _item(_t_sum(_t_logical_xor(g_nan, e_nan))) > 0:
             if _item(_t_sum(e_nan)) == 0:
                 n_bad = _item(_t_sum(_t_logical_not(_t_isfinite(g))))
                 _fail(f"{name}: {n_bad} value(s) are NaN or infinite, but every expected value is finite. "
                       f"Look for a division by zero, log of 0, sqrt of a negative number, or an overflow.", hint)
             _fail(f"{name}: NaN in different places than expected.", hint)
-        if _item(_t_sum(e_nan)) > 0 and not equal_nan:
-            raise ValueError("check_close: expected contains NaN; pass equal_nan=True (a bug in the test)")
         g = _t_where(g_nan, _t_zeros_like(g), g)
         e = _t_where(e_nan, _t_zeros_like(e), e)
         g_inf = _t_logical_not(_t_isfinite(g))

@@ -402,6 +402,22 @@ def execute(path: Path, grading: bool = False, timeout: int = 300) -> tuple[floa
     return elapsed, nb
 
 
+def release(root: Path = REPO) -> list[Path]:
+    """Regenerate ``release/<chapter>/`` from ``source/`` with ``nbgrader generate_assignment``; return the folders.
+
+    Uses a throwaway gradebook (``.demo/release.db``); students' working
+    copies (``my_work/``) are separate and never touched.
+    """
+    demo_dir = root / ".demo"
+    demo_dir.mkdir(exist_ok=True)
+    out = []
+    for assignment in chapters(root):
+        nbgrader(["generate_assignment", assignment, "--force"], root, demo_dir / "release.db")
+        out.append(root / "release" / assignment)
+        print(f"regenerated release/{assignment}")
+    return out
+
+
 def _run(args: argparse.Namespace) -> int:
     for name in args.assignments or chapters():
         path = notebook_path(name)
@@ -486,11 +502,15 @@ def main(argv: list[str] | None = None) -> int:
     p_run.add_argument("assignments", nargs="*")
     p_run.add_argument("--grading", action="store_true", help="set NBGRADER_EXECUTION=autograde")
     sub.add_parser("demo", help="make grade: the demo class in submitted/ and autograded/")
+    sub.add_parser("release", help="make release: regenerate release/ from source/")
     args = parser.parse_args(argv)
     if args.command == "check":
         return _check(args)
     if args.command == "run":
         return _run(args)
+    if args.command == "release":
+        release()
+        return 0
     return demo()
 
 

@@ -1,0 +1,78 @@
+"""Unit tests of the harness itself (course.grading), without running nbgrader."""
+import nbformat
+import pytest
+
+from course import grading
+from tools.nbtool import md, setup, solution, write
+from tools.nbtool import tests as graded_cell
+
+
+@pytest.fixture
+def toy(tmp_path):
+    (tmp_path / "source" / "00_toy").mkdir(parents=True)
+    write(str(tmp_path / "source" / "00_toy" / "00_toy.ipynb"), [
+        md("# toy"),
+        setup("from course import checks as C"),
+        solution("def f(x):\n    ### BEGIN SOLUTION\n    return 2 * x\n    ### END SOLUTION", "f"),
+        graded_cell('"""f doubles."""\nC.check_true(f(2) == 4, "no")\n### BEGIN HIDDEN TESTS\n### END HIDDEN TESTS',
+              "test_f", 1),
+        solution("def g(x):\n    ### BEGIN SOLUTION\n    return x\n    ### END SOLUTION", "g"),
+        graded_cell('"""g."""\nC.check_true(g(1) == 1, "no")\n### BEGIN HIDDEN TESTS\n### END HIDDEN TESTS', "test_g", 2),
+    ])
+    for kind, name, cell, fails in [("mutants", "f1", "f", ["test_f"]), ("mutants", "f2", "f", ["test_f"]),
+                                    ("mutants", "g1", "g", ["test_g"]), ("alternatives", "fa", "f", [])]:
+        d = tmp_path / "tests" / kind / "00_toy"
+        d.mkdir(parents=True, exist_ok=True)
+        (d / f"{name}.py").write_text(f'"""{name}."""\nCELL = "{cell}"\nFAILS = {fails!r}\n'
+                                      f"SOURCE = '''\ndef {cell}(x):\n    return 0\n'''\n")
+    return tmp_path
+
+
+def test_strip_markers():
+    assert grading.strip_markers("a\n    ### BEGIN SOLUTION\nb\n### END SOLUTION\nc") == "a\nb\nc"
+
+
+def test_plan_groups_one_variant_per_exercise(toy):
+    subs = {s.student: s for s in grading.plan("00_toy", toy)}
+    assert list(subs) == ["solution", "empty", "mutants-1", "mutants-2", "alternatives-1", "tamper"]
+    assert subs["mutants-1"].variants == ["f1", "g1"] and subs["mutants-1"].must_fail == {"test_f", "test_g"}
+    assert subs["mutants-2"].variants == ["f2"] and subs["mutants-2"].must_fail == {"test_f"}
+    assert subs["empty"].replacements is None and subs["empty"].must_fail == {"test_f", "test_g"}
+    assert subs["tamper"].replacements["f"].startswith(grading.TAMPER_PRELUDE)
+
+
+def test_variant_validation(toy):
+    bad = toy / "tests" / "mutants" / "00_toy" / "bad.py"
+    bad.write_text('"""x."""\nCELL = "f"\nFAILS = ["test_nope"]\nSOURCE = "x"\n')
+    with pytest.raises(ValueError, match="unknown grade cells"):
+        grading.plan("00_toy", toy)
+    bad.write_text('"""x."""\nCELL = "f"\nSOURCE = "x"\n')
+    with pytest.raises(ValueError, match="must list"):
+        grading.plan("00_toy", toy)
+    bad.write_text('"""x."""\nCELL = "nope"\nFAILS = ["test_f"]\nSOURCE = "x"\n')
+    with pytest.raises(ValueError, match="no solution cell"):
+        grading.plan("00_toy", toy)
+
+
+def test_build_notebook_fills_solution_cells(toy):
+    source = grading.read(grading.notebook_path("00_toy", toy))
+    release = nbformat.from_dict(source)
+    for c in release.cells:
+        if grading.grade_id(c) in ("f", "g"):
+            c.source = "raise NotImplementedError"
+    built = grading.build_notebook(release, source, {"g": "def g(x):\n    return 5\n"})
+    text = {grading.grade_id(c): c.source for c in built.cells if grading.grade_id(c)}
+    assert text["f"] == "def f(x):\n    return 2 * x" and text["g"].startswith("def g(x):\n    return 5")
+    assert grading.build_notebook(release, source, None).cells[2].source == "raise NotImplementedError"
+
+
+def test_problems_and_table():
+    subs = [grading.Submission("solution", {}), grading.Submission("m", {"f": ""}, must_fail={"a"}, variants=["v"])]
+    g = grading.Graded(course=None, seconds={}, submissions=subs,
+                       scores={"solution": {"a": (1.0, 1.0), "b": (1.0, 2.0)}, "m": {"a": (1.0, 1.0), "b": (2.0, 2.0)}})
+    out = grading.problems(g)
+    assert any("solution" in p and "b got 1/2" in p for p in out)
+    assert any("m (v): a kept" in p for p in out)
+    assert "TOTAL" in grading.table(g) and "2/3" in grading.table(g)
+    g.scores.pop("m")
+    assert any("no grades recorded" in p for p in grading.problems(g))

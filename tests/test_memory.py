@@ -1,0 +1,65 @@
+import pytest
+import torch
+import torch.nn as nn
+
+from course.memory import SavedTensorProbe, cuda_peak_bytes, graph_size, tensor_bytes
+
+
+def test_tensor_bytes():
+    assert tensor_bytes(torch.zeros(10, dtype=torch.float32)) == 40
+    assert tensor_bytes(torch.zeros(3, dtype=torch.float64)) == 24
+
+
+def test_probe_counts_live_and_peak_and_frees_after_backward():
+    model = nn.Sequential(nn.Linear(20, 30), nn.ReLU(), nn.Linear(30, 1))
+    x = torch.randn(8, 20)
+    with SavedTensorProbe() as probe:
+        loss = model(x).sum()
+        live = probe.live
+        assert live > 0 and probe.live_bytes > 0
+        loss.backward()
+    assert probe.live == 0 and probe.live_bytes == 0
+    assert probe.peak == live and probe.packed >= live
+
+
+def test_retain_graph_keeps_saved_tensors_until_released():
+    w = torch.randn(50, 50, requires_grad=True)
+    with SavedTensorProbe() as probe:
+        y = torch.tanh(torch.randn(4, 50) @ w).sum()
+        y.backward(retain_graph=True)
+        assert probe.live > 0, "retain_graph keeps what the graph saved"
+        del y
+        assert probe.live == 0, "dropping the last reference frees it (no reference cycle)"
+    probe.reset_peak()
+    assert probe.peak == 0
+
+
+def test_probe_does_not_change_gradients_even_double_backward():
+    x = torch.randn(6, dtype=torch.float64, requires_grad=True)
+
+    def second_order():
+        x.grad = None
+        g, = torch.autograd.grad((torch.sin(x) * x).sum(), x, create_graph=True)
+        (g ** 2).sum().backward()
+        return x.grad.clone()
+
+    plain = second_order()
+    with SavedTensorProbe():
+        probed = second_order()
+    assert torch.equal(plain, probed)
+
+
+def test_graph_size():
+    assert graph_size(None) == 0
+    leaf = torch.ones(2, requires_grad=True)
+    assert graph_size(leaf) == 0
+    y = leaf * 2
+    z = (y + y).sum()   # a diamond: y feeds the add twice
+    # SumBackward, AddBackward, MulBackward, AccumulateGrad
+    assert graph_size(z) == 4
+
+
+def test_cuda_peak_bytes_needs_cuda(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(RuntimeError, match="CUDA"):
+        cuda_peak_bytes(lambda: None)
