@@ -166,12 +166,14 @@ def explain_text(out: Any, max_reason_chars: int = 160) -> str:
 
 # --- timing ------------------------------------------------------------------
 
-def time_first_and_steady(fn: Callable, *args: Any, repeat: int = 20) -> dict[str, float]:
-    """Call ``fn(*args)`` once (compilation happens here), then ``repeat`` more times.
+def time_first_and_steady(fn: Callable, *args: Any, repeat: int = 20, warmup: int = 2) -> dict[str, float]:
+    """Call ``fn(*args)`` once (compilation happens here), ``warmup`` more times untimed, then ``repeat`` timed times.
 
     Returns ``{"first_s": seconds of the first call, "steady_ms": median
-    milliseconds of the later calls}``. Runs under ``torch.no_grad()``; on a
-    machine with CUDA it synchronizes after each call, so GPU time is counted.
+    milliseconds of the timed calls, "best_ms": the fastest timed call in
+    milliseconds}``. ``best_ms`` is the least disturbed by other processes on
+    a shared machine. Runs under ``torch.no_grad()``; on a machine with CUDA
+    it synchronizes after each call, so GPU time is counted.
     """
     sync = torch.cuda.synchronize if torch.cuda.is_available() else (lambda: None)
     with torch.no_grad():
@@ -179,13 +181,16 @@ def time_first_and_steady(fn: Callable, *args: Any, repeat: int = 20) -> dict[st
         fn(*args)
         sync()
         first = time.perf_counter() - t0
+        for _ in range(max(0, warmup)):
+            fn(*args)
+        sync()
         times = []
         for _ in range(max(1, repeat)):
             t0 = time.perf_counter()
             fn(*args)
             sync()
             times.append(time.perf_counter() - t0)
-    return {"first_s": first, "steady_ms": 1000.0 * statistics.median(times)}
+    return {"first_s": first, "steady_ms": 1000.0 * statistics.median(times), "best_ms": 1000.0 * min(times)}
 
 
 # --- recompilation -------------------------------------------------------------

@@ -1,0 +1,10 @@
+"""Returns the GraphCompileReason objects themselves instead of their reason strings."""
+CELL = "break_report"
+FAILS = ["test_break_report_reasons"]
+SOURCE = '''
+def break_report(fn, *args) -> dict:
+    """Return {"graphs": int, "breaks": int, "reasons": list[str]} for fn(*args), from torch._dynamo.explain."""
+    out = torch._dynamo.explain(fn)(*args)
+    return {"graphs": out.graph_count, "breaks": out.graph_break_count,
+            "reasons": list(out.break_reasons)}
+'''

@@ -1,0 +1,10 @@
+"""Turns `>` into `>=`: entries equal to the mean are kept instead of zeroed."""
+CELL = "postprocess_fixed"
+FAILS = ["test_postprocess_values"]
+SOURCE = '''
+def postprocess_fixed(logits: torch.Tensor) -> torch.Tensor:
+    """Same values as postprocess(logits), traceable by Dynamo as one graph (no print, no .item(), no NumPy)."""
+    keep = logits >= logits.mean()
+    scores = torch.where(logits > 0, logits * logits, 0.5 * logits)
+    return torch.where(keep, scores, torch.zeros_like(scores))
+'''

@@ -1,0 +1,11 @@
+"""Keeps the .item() threshold (a graph break; fullgraph=True happens to capture it as an unbacked scalar)."""
+CELL = "postprocess_fixed"
+FAILS = ["test_postprocess_one_graph"]
+SOURCE = '''
+def postprocess_fixed(logits: torch.Tensor) -> torch.Tensor:
+    """Same values as postprocess(logits), traceable by Dynamo as one graph (no print, no .item(), no NumPy)."""
+    mean = logits.mean().item()
+    keep = logits > mean
+    scores = torch.where(logits > 0, logits * logits, 0.5 * logits)
+    return torch.where(keep, scores, torch.zeros_like(scores))
+'''

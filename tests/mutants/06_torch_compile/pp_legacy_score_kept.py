@@ -1,0 +1,10 @@
+"""Removes print and .item() but still calls the untraceable legacy_score."""
+CELL = "postprocess_fixed"
+FAILS = ["test_postprocess_one_graph", "test_postprocess_fullgraph"]
+SOURCE = '''
+def postprocess_fixed(logits: torch.Tensor) -> torch.Tensor:
+    """Same values as postprocess(logits), traceable by Dynamo as one graph (no print, no .item(), no NumPy)."""
+    keep = logits > logits.mean()
+    scores = legacy_score(logits)
+    return torch.where(keep, scores, torch.zeros_like(scores))
+'''

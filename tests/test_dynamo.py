@@ -1,0 +1,162 @@
+"""Tests for course/dynamo.py (capture-only backends; no inductor, so they stay fast)."""
+from __future__ import annotations
+
+import os
+import time
+
+import matplotlib
+
+matplotlib.use("Agg")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import pytest
+import torch
+import torch._dynamo
+
+from course import dynamo as cd
+
+
+@pytest.fixture(autouse=True)
+def _reset():
+    torch._dynamo.reset()
+    yield
+    torch._dynamo.reset()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_legacy_score_values_shape_dtype(dtype):
+    torch.manual_seed(0)
+    x = torch.randn(3, 5, dtype=dtype)
+    out = cd.legacy_score(x)
+    assert out.dtype is dtype and out.shape == x.shape
+    expected = torch.where(x > 0, x * x, 0.5 * x)
+    torch.testing.assert_close(out, expected)
+    torch.testing.assert_close(cd.legacy_score_torch(x), expected)
+    assert out.grad_fn is None
+    assert out.data_ptr() != x.data_ptr()
+
+
+def test_legacy_score_breaks_the_graph_and_torch_version_does_not():
+    x = torch.randn(4, 3)
+    broken = torch._dynamo.explain(lambda t: cd.legacy_score(t * 2) + 1)(x)
+    assert broken.graph_break_count >= 1
+    assert any("vectorize" in str(r.reason) for r in broken.break_reasons)
+    clean = torch._dynamo.explain(lambda t: cd.legacy_score_torch(t * 2) + 1)(x)
+    assert clean.graph_count == 1 and clean.graph_break_count == 0
+
+
+def test_legacy_score_fullgraph_raises():
+    compiled = torch.compile(lambda t: cd.legacy_score(t) + 1, backend="eager", fullgraph=True)
+    with pytest.raises(Exception):
+        compiled(torch.randn(3))
+
+
+def _two_graphs(x):
+    y = torch.sin(x) + 1
+    print("break here")
+    return torch.cos(y) * 2
+
+
+def test_graph_table_lists_every_node():
+    backend = cd.PrintingBackend(show=False)
+    torch.compile(lambda t: torch.relu(t) + 1, backend=backend)(torch.randn(3))
+    assert len(backend.graphs) == 1
+    text = cd.graph_table(backend.graphs[0])
+    lines = text.splitlines()
+    assert lines[0].split()[:2] == ["opcode", "name"]
+    assert len(lines) == 2 + len(list(backend.graphs[0].graph.nodes))
+    assert "placeholder" in text and "call_function" in text and "output" in text and "relu" in text
+
+
+def test_printing_backend_prints_and_runs_unchanged(capsys):
+    backend = cd.PrintingBackend()
+    x = torch.randn(5)
+    out = torch.compile(_two_graphs, backend=backend)(x)
+    torch.testing.assert_close(out, torch.cos(torch.sin(x) + 1) * 2)
+    printed = capsys.readouterr().out
+    assert len(backend.graphs) == 2
+    assert "--- graph 1" in printed and "--- graph 2" in printed and "Tensor(5,)" in printed
+
+
+def test_count_call_functions_matches_explain():
+    x = torch.randn(5)
+    out = torch._dynamo.explain(_two_graphs)(x)
+    counter = cd.CompileCounter()
+    torch._dynamo.reset()
+    torch.compile(_two_graphs, backend=counter)(x)
+    assert [cd.count_call_functions(g) for g in counter.graphs] == [len(o) for o in out.ops_per_graph]
+    assert counter.count == out.graph_count == 2
+
+
+def test_compile_counter_counts_recompiles():
+    counter = cd.CompileCounter()
+    f = torch.compile(lambda t: t * 2, backend=counter, dynamic=False)
+    f(torch.randn(3))
+    f(torch.randn(3))
+    assert counter.count == 1
+    f(torch.randn(4))
+    assert counter.count == 2
+
+
+def test_aot_printing_backend_captures_forward_and_backward(capsys):
+    backend, captured = cd.aot_printing_backend()
+    x = torch.randn(4, dtype=torch.float64, requires_grad=True)
+    loss = torch.compile(lambda t: (t.sin() * 2).sum(), backend=backend)(x)
+    loss.backward()
+    torch.testing.assert_close(x.grad, 2 * torch.cos(x.detach()))
+    assert len(captured["forward"]) == 1 and len(captured["backward"]) == 1
+    printed = capsys.readouterr().out
+    assert "=== forward graph" in printed and "=== backward graph" in printed and "aten.cos" in printed
+
+
+def test_explain_text_summarises():
+    out = torch._dynamo.explain(_two_graphs)(torch.randn(3))
+    text = cd.explain_text(out)
+    assert text.startswith("graph_count=2  graph_break_count=1")
+    assert "break 1:" in text and "print" in text
+
+
+def test_time_first_and_steady_units():
+    calls = []
+
+    def slow_first(t):
+        if not calls:
+            time.sleep(0.05)
+        calls.append(1)
+        return t + 1
+
+    r = cd.time_first_and_steady(slow_first, torch.ones(2), repeat=3, warmup=2)
+    assert set(r) == {"first_s", "steady_ms", "best_ms"}
+    assert r["first_s"] >= 0.05 and 0 <= r["best_ms"] <= r["steady_ms"] < 50
+    assert len(calls) == 6
+
+
+def test_compile_counts_settings():
+    counts = cd.compile_counts(lambda: torch.nn.Linear(8, 8), [3, 4, 5, 6])
+    assert counts == {"default (automatic dynamic)": [1, 2, 2, 2], "dynamic=True": [1, 1, 1, 1],
+                      "dynamic=False": [1, 2, 3, 4], "mark_dynamic": [1, 1, 1, 1]}
+    with pytest.raises(ValueError):
+        cd.compile_counts(lambda: torch.nn.Linear(8, 8), [3], settings=["nope"])
+
+
+def test_plots_return_figures():
+    import matplotlib.pyplot as plt
+
+    fig = cd.plot_compile_counts({"a": [1, 2], "b": [1, 1]}, [3, 4])
+    assert len(fig.axes[0].lines) == 2
+    fig2 = cd.plot_speedups(["s", "m"], [2.0, 1.0], [1.0, 2.0])
+    heights = sorted(b.get_height() for b in fig2.axes[0].patches)
+    assert heights == pytest.approx([0.5, 2.0])
+    plt.close("all")
+
+
+def test_inductor_output_files_finds_new_wrappers(tmp_path, monkeypatch):
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path))
+    stamp = time.time() - 1
+    (tmp_path / "ab").mkdir()
+    new = tmp_path / "ab" / "cabc.py"
+    new.write_text("def call(args):\n    pass\n")
+    found = cd.inductor_output_files(stamp)
+    assert new in found
+    assert all(p.suffix == ".py" for p in found)
+    assert new not in cd.inductor_output_files(time.time() + 3600)
