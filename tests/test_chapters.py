@@ -10,6 +10,7 @@ its budget. Chapters are graded in parallel (pytest-xdist, one group each).
 from __future__ import annotations
 
 import json
+import os
 import time
 
 import pytest
@@ -30,7 +31,7 @@ def graded(chapter: str, tmp_path_factory) -> grading.Graded:
         subs = grading.plan(chapter)
         t0 = time.perf_counter()
         _RESULTS[chapter] = grading.grade(chapter, subs, workdir=tmp_path_factory.mktemp(f"grade-{chapter}"))
-        print(f"\n[{chapter}] autograded {len(subs)} submissions in {time.perf_counter() - t0:.1f} s; "
+        print(f"\n[{chapter}] on worker {os.environ.get('PYTEST_XDIST_WORKER', 'main')}: autograded {len(subs)} submissions in {time.perf_counter() - t0:.1f} s; "
               f"solution alone {_RESULTS[chapter].seconds['solution']:.1f} s")
         print(grading.table(_RESULTS[chapter]))
     return _RESULTS[chapter]
@@ -119,3 +120,12 @@ def test_student_mode_runs_within_budget(chapter):
     assert not errors
     assert seconds <= STUDENT_BUDGET[chapter], f"{chapter} took {seconds:.1f} s in student mode"
     assert seconds > 0.5, "a chapter that 'ran' in under half a second did not really execute"
+
+
+@pytest.mark.xdist_group("grouping-check")
+def test_xdist_groups_are_honoured(request):
+    """Under `--dist loadgroup` each chapter's tests must share one worker (and one grading run)."""
+    if os.environ.get("PYTEST_XDIST_WORKER") and request.config.getoption("dist", "no") == "no" \
+            and getattr(request.config.option, "loadgroup", False):
+        assert request.node.nodeid.endswith("@grouping-check"), (
+            "pytest-xdist did not tag this test with its group: every worker would regrade every chapter")
