@@ -22,6 +22,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+import lightning as L
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -194,12 +195,7 @@ def plain_fit(model: nn.Module, train_loader: Any, val_loader: Any, epochs: int 
     return history
 
 
-def _lightning_module_base() -> type:
-    import lightning as L  # imported lazily: Lightning takes about 2 s to import
-    return L.LightningModule
-
-
-class DemoLitClassifier(_lightning_module_base()):
+class DemoLitClassifier(L.LightningModule):
     """The same tiny classifier and SGD recipe as :func:`plain_fit`, as a LightningModule (logs ``train_loss``, ``val_acc``)."""
 
     def __init__(self, model: nn.Module, lr: float = 0.1) -> None:

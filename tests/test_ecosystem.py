@@ -1,0 +1,175 @@
+"""Unit tests for course.ecosystem (offline, fast)."""
+from __future__ import annotations
+
+import os
+import time
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import pytest
+import torch
+from torch import nn
+
+from course import ecosystem as E
+
+
+def test_hub_offline_reason_and_no_network(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert "HF_HUB_OFFLINE" in E.hub_offline_reason()
+    t0 = time.perf_counter()
+    assert E.hub_reachable() is False
+    assert time.perf_counter() - t0 < 0.5  # no network call at all
+
+
+def test_hub_offline_reason_grading(monkeypatch):
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    assert "grad" in E.hub_offline_reason()
+    monkeypatch.delenv("NBGRADER_EXECUTION")
+    assert E.hub_offline_reason() is None
+
+
+def test_hub_reachable_times_out(monkeypatch):
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
+    monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
+    t0 = time.perf_counter()
+    # a non-routable address (TEST-NET-1): either refused fast or timed out
+    assert E.hub_reachable("192.0.2.1", 443, timeout=0.5) is False
+    assert time.perf_counter() - t0 < 3.0
+
+
+def test_make_separable_shapes_determinism_and_balance():
+    X, y = E.make_separable(90, dim=5, num_classes=3, seed=1)
+    assert X.shape == (90, 5) and X.dtype == torch.float32
+    assert y.shape == (90,) and y.dtype == torch.int64
+    assert torch.bincount(y).tolist() == [30, 30, 30]
+    X2, y2 = E.make_separable(90, dim=5, num_classes=3, seed=1)
+    assert torch.equal(X, X2) and torch.equal(y, y2)
+    X3, _ = E.make_separable(90, dim=5, num_classes=3, seed=2)
+    assert not torch.equal(X, X3)
+
+
+def test_make_separable_is_separable():
+    X, y = E.make_separable(300, dim=8, num_classes=3, seed=0)
+    centres = torch.stack([X[y == k].mean(0) for k in range(3)])
+    pred = torch.cdist(X, centres).argmin(1)
+    assert (pred == y).float().mean().item() > 0.95
+
+
+def test_make_images():
+    imgs, labels = E.make_images(8, size=16, num_classes=4, seed=0)
+    assert imgs.shape == (8, 3, 16, 16) and imgs.dtype == torch.float32
+    assert labels.tolist() == [0, 1, 2, 3, 0, 1, 2, 3]
+    assert imgs.min().item() >= 0.0 and imgs.max().item() <= 1.0
+    assert torch.equal(imgs, E.make_images(8, size=16, num_classes=4, seed=0)[0])
+    # the red disc is mostly red, the green stripes mostly green
+    assert imgs[0, 0].mean() > imgs[0, 1].mean()
+    assert imgs[1, 1].mean() > imgs[1, 0].mean()
+
+
+def _f(a, b):
+    """Docstring: not counted."""
+    # a comment: not counted
+
+    c = a + b
+    return (c,
+            c)
+
+
+def test_count_code_lines_function_and_string():
+    assert E.count_code_lines(_f) == 4  # def, c =, return (2 lines)
+    assert E.count_code_lines("x = 1\n\n# c\ny = 2\n") == 2
+
+
+def test_count_code_lines_class():
+    class K:
+        """Doc."""
+
+        def m(self):
+            """Doc
+            on two lines."""
+            return 1
+
+    assert E.count_code_lines(K) == 3
+
+
+def test_param_count_shared_and_trainable():
+    lin = nn.Linear(3, 2)
+    model = nn.Sequential(lin, lin, nn.Linear(2, 1))
+    assert E.param_count(model) == 8 + 3
+    model[2].weight.requires_grad_(False)
+    assert E.param_count(model, trainable_only=True) == 8 + 1
+
+
+def test_load_report_defaults_are_independent():
+    a, b = E.LoadReport(), E.LoadReport()
+    a.loaded.append("x")
+    assert b.loaded == [] and a.skipped == [] and a.missing == []
+
+
+def test_tiny_mlp_and_accuracy():
+    torch.manual_seed(0)
+    m = E.tiny_mlp(4, 2, hidden=5)
+    assert E.param_count(m) == 4 * 5 + 5 + 5 * 2 + 2
+    X = torch.randn(10, 4)
+    y = m(X).argmax(1)
+    m.train()
+    assert E.accuracy(m, X, y) == 1.0
+    assert m.training  # mode restored
+    assert E.accuracy(m, X, 1 - y) == 0.0
+
+
+def _loaders(seed=0):
+    X, y = E.make_separable(192, dim=8, num_classes=3, seed=seed)
+    ds = torch.utils.data.TensorDataset(X, y)
+    return (torch.utils.data.DataLoader(ds, batch_size=32, shuffle=True),
+            torch.utils.data.DataLoader(ds, batch_size=192), X, y)
+
+
+def test_plain_fit_learns():
+    torch.manual_seed(0)
+    tl, vl, X, y = _loaders()
+    m = E.tiny_mlp()
+    hist = E.plain_fit(m, tl, vl, epochs=4, lr=0.1)
+    assert len(hist["train_loss"]) == 4 and len(hist["val_acc"]) == 4
+    assert hist["train_loss"][-1] < hist["train_loss"][0]
+    assert hist["val_acc"][-1] >= 0.9
+    assert abs(hist["val_acc"][-1] - E.accuracy(m, X, y)) < 1e-6
+
+
+def test_demo_lit_classifier_with_trainer():
+    import lightning as L
+    E.quiet_lightning()
+    torch.manual_seed(0)
+    tl, vl, X, y = _loaders()
+    lit = E.DemoLitClassifier(E.tiny_mlp(), lr=0.1)
+    trainer = L.Trainer(**E.trainer_kwargs(max_epochs=4))
+    trainer.fit(lit, tl, vl)
+    metrics = trainer.callback_metrics
+    assert "train_loss" in metrics and "val_acc" in metrics
+    assert float(metrics["val_acc"]) >= 0.9
+    assert abs(float(metrics["val_acc"]) - E.accuracy(lit.model, X, y)) < 1e-6
+
+
+def test_trainer_kwargs(monkeypatch):
+    monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
+    kw = E.trainer_kwargs(3, progress_bar=True, fast_dev_run=True)
+    assert kw["max_epochs"] == 3 and kw["enable_progress_bar"] is True
+    assert kw["logger"] is False and kw["enable_checkpointing"] is False and kw["accelerator"] == "cpu"
+    assert kw["fast_dev_run"] is True
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    assert E.trainer_kwargs(3, progress_bar=True)["enable_progress_bar"] is False
+
+
+def test_lr_curve_with_timm_scheduler():
+    from timm.scheduler import CosineLRScheduler
+    p = nn.Parameter(torch.zeros(1))
+    opt = torch.optim.SGD([p], lr=1.0)
+    sched = CosineLRScheduler(opt, t_initial=10, warmup_t=2, warmup_lr_init=0.1, lr_min=0.0)
+    lrs = E.lr_curve(sched, opt, 10)
+    assert len(lrs) == 10 and all(isinstance(v, float) for v in lrs)
+    assert lrs[0] == pytest.approx(0.1)
+    assert lrs[1] > lrs[0]
+    assert lrs[-1] < lrs[3]
