@@ -15,6 +15,8 @@ export PATH := $(BIN):$(PATH)
 export HF_HUB_OFFLINE := 1
 export MPLBACKEND ?= Agg
 LAB_ARGS ?=
+# Jupyter refuses to run as root unless told (containers, CI, some VMs).
+ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 PYTEST_ARGS ?=
 
 .PHONY: setup lab test grade release
@@ -36,7 +38,7 @@ $(STAMP): pyproject.toml
 # are never overwritten, so regenerating release/ cannot lose a student's work.
 lab: setup
 	@mkdir -p my_work && cp -rn release/. my_work/
-	$(BIN)/jupyter lab --ServerApp.root_dir="$(CURDIR)" $(LAB_ARGS) my_work/01_dynamic_graphs/01_dynamic_graphs.ipynb
+	$(BIN)/jupyter lab --ServerApp.root_dir="$(CURDIR)" $(ROOT_FLAG) $(LAB_ARGS) my_work/01_dynamic_graphs/01_dynamic_graphs.ipynb
 
 test: setup
 	$(BIN)/python -m pytest -n 2 --dist loadgroup -rP --durations=15 $(PYTEST_ARGS) tests
