@@ -1,0 +1,132 @@
+"""Tests for course.ddp: the gloo launcher, its cleanup, and the demo workers."""
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import socket
+import time
+
+import pytest
+import torch
+
+from course import ddp as P
+
+
+def _alive_children() -> list:
+    return [p for p in mp.active_children() if p.is_alive()]
+
+
+def test_free_port_is_bindable():
+    port = P.free_port()
+    assert 1024 <= port <= 65535
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", port))
+
+
+def test_start_method_on_this_platform():
+    assert P.start_method() == ("fork" if os.uname().sysname == "Linux" else "spawn")
+
+
+def test_launch_returns_results_in_rank_order():
+    out = P.launch(P.rank_info_worker, world_size=2, timeout=60)
+    assert [r["rank"] for r in out] == [0, 1]
+    assert all(r["backend"] == "gloo" and r["sum_of_ranks"] == 1.0 for r in out)
+    assert len({r["pid"] for r in out}) == 2 and os.getpid() not in {r["pid"] for r in out}
+    assert _alive_children() == []
+
+
+def _local_sum(rank, world_size, value):
+    import torch.distributed as dist
+
+    t = torch.tensor([value * (rank + 1)], dtype=torch.float64)
+    dist.all_reduce(t)
+    return t
+
+
+def test_launch_passes_args_and_tensors_back():
+    out = P.launch(_local_sum, world_size=2, args=(2.0,), timeout=60)
+    assert all(torch.equal(t, torch.tensor([6.0], dtype=torch.float64)) for t in out)
+
+
+def _raises(rank, world_size):
+    if rank == 1:
+        raise ValueError("boom from rank 1")
+    return rank
+
+
+def test_a_failing_rank_raises_with_its_traceback_and_nothing_survives():
+    with pytest.raises(RuntimeError, match="boom from rank 1"):
+        P.launch(_raises, world_size=2, timeout=60)
+    assert _alive_children() == []
+
+
+def _hangs(rank, world_size):
+    import torch.distributed as dist
+
+    if rank == 0:
+        dist.all_reduce(torch.zeros(1))  # rank 1 never joins
+    else:
+        time.sleep(60)
+
+
+def test_timeout_kills_every_rank():
+    t0 = time.monotonic()
+    with pytest.raises(TimeoutError):
+        P.launch(_hangs, world_size=2, timeout=3)
+    assert time.monotonic() - t0 < 20
+    assert _alive_children() == []
+
+
+def test_call_on_shards_with_a_local_function():
+    def double_sum(x):
+        import torch.distributed as dist
+
+        s = x.sum().clone()
+        dist.all_reduce(s)
+        return 2 * s
+
+    shards = [[torch.ones(2), torch.ones(3)], [torch.ones(4), torch.zeros(1)]]
+    out = P.launch(P.call_on_shards, world_size=2, args=(double_sum, shards), timeout=60)
+    assert [[float(v) for v in r] for r in out] == [[12.0, 6.0], [12.0, 6.0]]
+
+
+def test_source_function_rebuilds_from_text():
+    def scaled(x, k=3):
+        return torch.as_tensor(x) * k + math.pi * 0
+
+    sf = P.SourceFunction(scaled)
+    import pickle
+
+    clone = pickle.loads(pickle.dumps(sf))
+    assert clone.name == "scaled" and "def scaled" in clone.source
+    assert torch.equal(clone(torch.tensor([1.0, 2.0])), torch.tensor([3.0, 6.0]))
+
+
+def test_launch_with_spawn_uses_module_level_workers():
+    out = P.launch(P.rank_info_worker, world_size=2, timeout=120, method="spawn")
+    assert [r["sum_of_ranks"] for r in out] == [1.0, 1.0]
+    assert _alive_children() == []
+
+
+def test_bn_demo_worker_observations():
+    g = torch.Generator().manual_seed(0)
+    shards = [torch.randn(4, 2, generator=g) + 3, torch.randn(10, 2, generator=g)]
+    out = P.launch(P.bn_demo_worker, world_size=2, args=(shards, 2), timeout=90)
+    for r, x in zip(out, shards):
+        assert torch.allclose(r["batch_mean"], x.mean(0))
+        assert torch.allclose(r["running_mean_plain"], r["running_mean_bb_false"])
+    # broadcast_buffers=True: rank 0 keeps its own stats, rank 1 starts each step from rank 0's
+    assert torch.allclose(out[0]["running_mean_bb_true"], out[0]["running_mean_plain"])
+    assert not torch.allclose(out[1]["running_mean_bb_true"], out[1]["running_mean_plain"])
+    assert "only work with GPU modules" in out[0]["syncbn_error"]
+    assert "first forward raised ValueError" in out[0]["convert_after_wrap"]
+    assert _alive_children() == []
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_syncbn_cuda_worker_matches_global_mean():  # pragma: no cover (CPU CI)
+    shards = [torch.randn(4, 3) + 1, torch.randn(6, 3)]
+    ws = min(2, torch.cuda.device_count())
+    out = P.launch(P.syncbn_cuda_worker, world_size=ws, args=(shards[:ws],), method="spawn", backend="nccl")
+    want = torch.cat(shards[:ws]).mean(0)
+    assert all(torch.allclose(r["running_mean"], want, atol=1e-5) for r in out)
