@@ -6,7 +6,8 @@
   message (never a blanket ignore);
 * :func:`jit_roundtrip` and :func:`export_roundtrip`: save and load back,
   through memory or a file, and report the size in bytes;
-* :func:`timings_ms`, :func:`median_ms` and :func:`compare_ms`: wall-clock timing in milliseconds;
+* :func:`timings_ms`, :func:`median_ms` and :func:`compare_ms`: wall-clock timing in milliseconds,
+  and :func:`num_threads` to time with a fixed number of CPU threads;
 * :func:`quiet_logs`: hide torch's log lines (not warnings) while a cell shows an expected error;
 * :func:`run_saved`: run a saved TorchScript (``.pt``) or ``torch.export``
   (``.pt2``) file in a fresh Python process that imports only ``torch``, to
@@ -142,6 +143,25 @@ def compare_ms(fns: dict[str, Callable[[], object]], repeats: int = 20, warmup: 
         for name, fn in fns.items():
             samples[name].extend(timings_ms(fn, repeats=1, warmup=0, sync=sync))
     return {name: {"median": float(statistics.median(v)), "min": float(min(v))} for name, v in samples.items()}
+
+
+@contextlib.contextmanager
+def num_threads(n: int | None) -> Iterator[int]:
+    """Within the block, run torch's CPU ops on ``n`` intra-op threads (``None``: leave as is); yield the count in use.
+
+    For timing on a shared machine: a multi-threaded op waits for its slowest
+    thread, so one busy core can make it many times slower, while one thread
+    gives steadier figures. The previous count is restored on exit.
+    """
+    previous = torch.get_num_threads()
+    if n is not None:
+        if n < 1:
+            raise ValueError("n must be at least 1")
+        torch.set_num_threads(n)
+    try:
+        yield torch.get_num_threads()
+    finally:
+        torch.set_num_threads(previous)
 
 
 # The child process: only the standard library and torch. It never imports

@@ -191,3 +191,16 @@ def test_compare_ms_interleaves(monkeypatch):
     assert out["a"] == {"median": pytest.approx(1.0), "min": pytest.approx(1.0)}
     with pytest.raises(ValueError):
         deploy.compare_ms({"a": lambda: None}, repeats=0)
+
+
+def test_num_threads_sets_and_restores():
+    before = torch.get_num_threads()
+    with deploy.num_threads(1) as n:
+        assert n == 1 and torch.get_num_threads() == 1
+    assert torch.get_num_threads() == before
+    with deploy.num_threads(None) as n:
+        assert n == before
+    with pytest.raises(ValueError):
+        with deploy.num_threads(0):
+            pass
+    assert torch.get_num_threads() == before
