@@ -24,6 +24,7 @@ import torch._dynamo
 __all__ = [
     "legacy_score", "legacy_score_torch", "graph_table", "PrintingBackend", "CompileCounter",
     "aot_printing_backend", "count_call_functions", "explain_text", "time_first_and_steady",
+    "compare_eager_compiled",
     "compile_counts", "plot_compile_counts", "plot_speedups", "inductor_output_files",
 ]
 
@@ -191,6 +192,47 @@ def time_first_and_steady(fn: Callable, *args: Any, repeat: int = 20, warmup: in
             sync()
             times.append(time.perf_counter() - t0)
     return {"first_s": first, "steady_ms": 1000.0 * statistics.median(times), "best_ms": 1000.0 * min(times)}
+
+
+def compare_eager_compiled(eager_fn: Callable, compiled_fn: Callable, *args: Any, repeat: int = 20,
+                           warmup: int = 2) -> dict[str, float]:
+    """Time ``eager_fn(*args)`` against ``compiled_fn(*args)``, interleaving their calls.
+
+    The first call of each is timed on its own (for ``compiled_fn`` it
+    includes compilation). Then, after ``warmup`` untimed calls of each, the
+    two are called alternately ``repeat`` times, so a burst of load from other
+    processes hits both alike. Returns seconds for ``compile_s`` (first
+    compiled call) and ``eager_first_s``, and milliseconds for
+    ``eager_best_ms``, ``compiled_best_ms`` (fastest call) and
+    ``eager_median_ms``, ``compiled_median_ms``; ``speedup`` is
+    ``eager_best_ms / compiled_best_ms`` (above 1: compiled is faster).
+    Runs under ``torch.no_grad()`` and synchronizes CUDA after each call.
+    """
+    sync = torch.cuda.synchronize if torch.cuda.is_available() else (lambda: None)
+
+    def timed(fn: Callable) -> float:
+        t0 = time.perf_counter()
+        fn(*args)
+        sync()
+        return time.perf_counter() - t0
+
+    with torch.no_grad():
+        eager_first = timed(eager_fn)
+        compile_s = timed(compiled_fn)
+        for _ in range(max(0, warmup)):
+            eager_fn(*args)
+            compiled_fn(*args)
+        sync()
+        eager_times, compiled_times = [], []
+        for _ in range(max(1, repeat)):
+            eager_times.append(timed(eager_fn))
+            compiled_times.append(timed(compiled_fn))
+    e_best, c_best = 1000.0 * min(eager_times), 1000.0 * min(compiled_times)
+    return {"compile_s": compile_s, "eager_first_s": eager_first,
+            "eager_best_ms": e_best, "compiled_best_ms": c_best,
+            "eager_median_ms": 1000.0 * statistics.median(eager_times),
+            "compiled_median_ms": 1000.0 * statistics.median(compiled_times),
+            "speedup": e_best / c_best if c_best > 0 else math.nan}
 
 
 # --- recompilation -------------------------------------------------------------

@@ -131,6 +131,29 @@ def test_time_first_and_steady_units():
     assert len(calls) == 6
 
 
+def test_compare_eager_compiled_interleaves_and_reports_units():
+    order = []
+
+    def slow(t):
+        order.append("e")
+        time.sleep(0.004)
+        return t + 1
+
+    def fast(t):
+        order.append("c")
+        if order.count("c") == 1:
+            time.sleep(0.03)   # the "compile"
+        return t + 1
+
+    r = cd.compare_eager_compiled(slow, fast, torch.ones(2), repeat=3, warmup=1)
+    assert set(r) == {"compile_s", "eager_first_s", "eager_best_ms", "compiled_best_ms",
+                      "eager_median_ms", "compiled_median_ms", "speedup"}
+    assert r["compile_s"] >= 0.03
+    assert r["eager_best_ms"] >= 4.0 and r["compiled_best_ms"] < r["eager_best_ms"]
+    assert r["speedup"] == pytest.approx(r["eager_best_ms"] / r["compiled_best_ms"])
+    assert order == ["e", "c", "e", "c"] + ["e", "c"] * 3
+
+
 def test_compile_counts_settings():
     counts = cd.compile_counts(lambda: torch.nn.Linear(8, 8), [3, 4, 5, 6])
     assert counts == {"default (automatic dynamic)": [1, 2, 2, 2], "dynamic=True": [1, 1, 1, 1],
