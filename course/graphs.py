@@ -98,20 +98,45 @@ def node_label(node: Node, names: dict[int, str] | None = None) -> str:
 
 
 def layout(n_nodes: int, edges: list[tuple[int, int]]) -> list[tuple[float, float]]:
-    """Return ``(x, y)`` for each node: x is the column (output rightmost, deepest leaves at x = 0), y spreads a column's nodes around 0."""
+    """Return ``(x, y)`` for each node, in axis units.
+
+    x is the column: the output's node is rightmost, nodes that feed nothing
+    further (the leaves' ``AccumulateGrad``) all sit in the leftmost column
+    (x = 0), the others at their longest distance from the output. Within a
+    column nodes are one unit apart, centred on y = 0, ordered by the mean y
+    of the nodes they receive gradients from (fewer crossing arrows).
+    """
     if n_nodes == 0:
         return []
     depth = depths(n_nodes, edges)
     max_d = max(depth)
+    has_child = {i for i, _ in edges}
+    for i in range(n_nodes):
+        if i not in has_child and i != 0:
+            depth[i] = max_d
+    parents: dict[int, list[int]] = {i: [] for i in range(n_nodes)}
+    for i, j in edges:
+        parents[j].append(i)
     columns: dict[int, list[int]] = {}
     for i, d in enumerate(depth):
         columns.setdefault(d, []).append(i)
     pos: list[tuple[float, float]] = [(0.0, 0.0)] * n_nodes
-    for d, members in columns.items():
+    for d in sorted(columns):
+        members = columns[d]
+        if d > 0:
+            members.sort(key=lambda i: -sum(pos[p][1] for p in parents[i]) / max(1, len(parents[i])))
         k = len(members)
         for r, i in enumerate(members):
             pos[i] = (float(max_d - d), (k - 1) / 2.0 - r)
     return pos
+
+
+def layout_rows(n_nodes: int, edges: list[tuple[int, int]]) -> int:
+    """Return the number of nodes in the fullest column of :func:`layout` (0 for an empty graph)."""
+    counts: dict[float, int] = {}
+    for x, _ in layout(n_nodes, edges):
+        counts[x] = counts.get(x, 0) + 1
+    return max(counts.values(), default=0)
 
 
 def draw_graph(t: torch.Tensor | Node, names: dict[int, str] | None = None, ax: Any = None,
@@ -128,7 +153,8 @@ def draw_graph(t: torch.Tensor | Node, names: dict[int, str] | None = None, ax: 
     nodes, edges = backward_graph(t)
     if ax is None:
         n_cols = (max(depths(len(nodes), edges)) + 1) if nodes else 1
-        fig, ax = plt.subplots(figsize=(max(4.0, 2.2 * n_cols), 3.2))
+        n_rows = max(layout_rows(len(nodes), edges), 1)
+        fig, ax = plt.subplots(figsize=(max(4.0, 2.4 * n_cols), max(2.6, 1.0 * n_rows + 1.2)))
     else:
         fig = ax.figure
     ax.set_axis_off()

@@ -113,3 +113,25 @@ def test_draw_graph_returns_figure():
     fig3, ax = plt.subplots()
     assert graphs.draw_graph(x * 2, ax=ax) is fig3
     plt.close(fig3)
+
+
+def test_layout_puts_all_leaves_in_the_left_column():
+    x, b = torch.randn(3, requires_grad=True), torch.randn(3, requires_grad=True)
+    y = (x.exp().sin() + b).sum()  # b is one step from the output, x four steps
+    nodes, edges = graphs.backward_graph(y)
+    pos = graphs.layout(len(nodes), edges)
+    leaf_x = [pos[i][0] for i, n in enumerate(nodes) if type(n).__name__ == "AccumulateGrad"]
+    assert leaf_x == [0.0, 0.0]
+    assert graphs.layout_rows(len(nodes), edges) == 2
+    assert graphs.layout_rows(0, []) == 0
+
+
+def test_layout_orders_columns_by_parent_position():
+    x = torch.randn(3, requires_grad=True)
+    p, q = x.exp(), x.cos()
+    y = p.sin() + q.tanh()  # two parallel branches: they must not cross
+    nodes, edges = graphs.backward_graph(y)
+    pos = graphs.layout(len(nodes), edges)
+    names = [type(n).__name__ for n in nodes]
+    y_of = {nm: pos[names.index(nm)][1] for nm in ("SinBackward0", "TanhBackward0", "ExpBackward0", "CosBackward0")}
+    assert (y_of["SinBackward0"] > y_of["TanhBackward0"]) == (y_of["ExpBackward0"] > y_of["CosBackward0"])
