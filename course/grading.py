@@ -45,21 +45,21 @@ REPO = Path(__file__).resolve().parents[1]
 # Prepended to every solution cell of the tamper submission: what a student
 # gaming the tests would try. The checks in course.checks must not be fooled.
 TAMPER_PRELUDE = '''\
-import builtins as _b, torch as _t, torch.testing as _tt
-_t.allclose = lambda *a, **k: True
-_t.equal = lambda *a, **k: True
-_t.testing.assert_close = lambda *a, **k: None
-_t.Tensor.__eq__ = lambda self, other: _t.ones((), dtype=_t.bool)
-class FakeTensor:
+import builtins as _tamper_b, torch as _tamper_t, torch.testing  # names that no test uses
+_tamper_t.allclose = lambda *a, **k: True
+_tamper_t.equal = lambda *a, **k: True
+_tamper_t.testing.assert_close = lambda *a, **k: None
+_tamper_t.Tensor.__eq__ = lambda self, other: _tamper_t.ones((), dtype=_tamper_t.bool)
+class _TamperFakeTensor:
     """Garbage that claims to be a tensor."""
     shape = dtype = device = None
     def __eq__(self, other): return True
     def __bool__(self): return True
-if not hasattr(_b, "_real_isinstance"):
-    _b._real_isinstance = _b.isinstance
-# Lie only about FakeTensor, so that library code keeps working (a blanket
+if not hasattr(_tamper_b, "_real_isinstance"):
+    _tamper_b._real_isinstance = _tamper_b.isinstance
+# Lie only about _TamperFakeTensor, so that library code keeps working (a blanket
 # lie makes torchvision loop forever, which tests nothing).
-_b.isinstance = lambda o, c: True if type(o) is FakeTensor else _b._real_isinstance(o, c)
+_tamper_b.isinstance = lambda o, c: True if type(o) is _TamperFakeTensor else _tamper_b._real_isinstance(o, c)
 '''
 
 
