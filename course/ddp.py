@@ -47,6 +47,8 @@ from datetime import timedelta
 from typing import Any, Callable
 
 import torch
+import torch.distributed  # noqa: F401  (imported here so forked ranks inherit it instead of importing it twice)
+import torch.nn.parallel  # noqa: F401
 
 __all__ = ["free_port", "start_method", "launch", "SourceFunction", "call_on_shards",
            "bn_demo_worker", "rank_info_worker", "syncbn_cuda_worker"]
