@@ -147,6 +147,18 @@ def tampering() -> list[str]:
     return replaced
 
 
+def watch(owner: object, attr: str, label: str | None = None) -> None:
+    """Also watch ``owner.attr`` for replacement (call it in a locked setup cell, before student code).
+
+    A chapter whose tests rely on, say, ``torch._dynamo.explain`` watches it
+    so that a student cannot replace it. A name already watched keeps its
+    first original: watching again after a replacement cannot launder it.
+    """
+    label = label or f"{_getattr(owner, '__name__', _type_name(owner))}.{attr}"
+    if label not in _WATCHED:
+        _WATCHED[label] = (owner, attr, _getattr(owner, attr))
+
+
 def check_untampered() -> None:
     """Fail if any watched function was replaced (see :func:`tampering`)."""
     replaced = tampering()
@@ -453,4 +465,4 @@ def to_float(t: torch.Tensor) -> float:
 
 
 _OWN = {name: obj for name, obj in list(globals().items())
-        if name.startswith("check_") or name in ("tampering", "describe", "to_float", "CheckFailed")}
+        if name.startswith("check_") or name in ("tampering", "describe", "to_float", "CheckFailed", "watch")}

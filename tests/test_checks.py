@@ -183,3 +183,17 @@ def test_replacing_a_check_is_detected(monkeypatch):
     monkeypatch.setattr(C, "check_close", lambda *a, **k: None)
     assert "course.checks.check_close" in C.tampering()
     fails(C.check_true, True, "x")
+
+
+def test_watch_adds_names_and_cannot_be_laundered(monkeypatch):
+    import types
+    mod = types.SimpleNamespace(explain=lambda: "real")
+    C.watch(mod, "explain", "fake_module.explain")
+    try:
+        assert "fake_module.explain" not in C.tampering()
+        monkeypatch.setattr(mod, "explain", lambda: "fake")
+        C.watch(mod, "explain", "fake_module.explain")   # re-watching must not accept the fake
+        assert "fake_module.explain" in C.tampering()
+        fails(C.check_true, True, "x")
+    finally:
+        C._WATCHED.pop("fake_module.explain", None)
