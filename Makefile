@@ -13,7 +13,6 @@ STAMP := $(VENV)/.installed
 # nbgrader shells out to `alembic`, so the venv's bin/ must come first on PATH.
 export PATH := $(BIN):$(PATH)
 export HF_HUB_OFFLINE := 1
-export MPLBACKEND ?= Agg
 LAB_ARGS ?=
 # Jupyter refuses to run as root unless told (containers, CI, some VMs).
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)

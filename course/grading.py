@@ -227,7 +227,9 @@ def bin_path_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     env = dict(os.environ)
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
     env.setdefault("HF_HUB_OFFLINE", "1")
-    env.setdefault("MPLBACKEND", "Agg")
+    # Kernels use Jupyter's inline backend, as students see it, so executed and
+    # autograded copies hold the figures; a non-interactive MPLBACKEND would drop them.
+    env.pop("MPLBACKEND", None)
     env.setdefault("PYTHONWARNINGS", "ignore::DeprecationWarning")
     if extra:
         env.update(extra)

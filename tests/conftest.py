@@ -9,7 +9,6 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("MPLBACKEND", "Agg")
 # The venv's bin/ must be on PATH: nbgrader shells out to `alembic`.
 os.environ["PATH"] = str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")
 os.environ.pop("NBGRADER_EXECUTION", None)
