@@ -105,8 +105,11 @@ class GraphProbe:
 
     def sample(self) -> int:
         """Record and return the number of graph nodes reachable from live tracked tensors."""
-        if self._mode is not None:
-            with torch.overrides._pop_mode_temporarily():
+        # Walking the graph inside the mode would route every attribute access through it:
+        # step out of the mode for the walk (private API, hence the fallback).
+        pop = getattr(torch.overrides, "_pop_mode_temporarily", None)
+        if self._mode is not None and pop is not None:
+            with pop():
                 n = reachable_nodes(self.live_tensors())
         else:
             n = reachable_nodes(self.live_tensors())
