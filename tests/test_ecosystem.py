@@ -173,3 +173,10 @@ def test_lr_curve_with_timm_scheduler():
     assert lrs[0] == pytest.approx(0.1)
     assert lrs[1] > lrs[0]
     assert lrs[-1] < lrs[3]
+
+
+def test_quiet_lightning_sets_logger_levels():
+    import logging
+    E.quiet_lightning()
+    for name in ("lightning", "lightning.pytorch", "lightning.fabric"):
+        assert logging.getLogger(name).level == logging.ERROR
