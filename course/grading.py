@@ -34,6 +34,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -155,7 +156,7 @@ def load_variants(assignment: str, kind: str, root: Path = REPO) -> list[Variant
 
 
 def textwrap_dedent(text: str) -> str:
-    import textwrap
+    """Return a variant's SOURCE dedented, with exactly one trailing newline."""
     return textwrap.dedent(text).strip("\n") + "\n"
 
 
