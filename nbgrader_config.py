@@ -13,7 +13,8 @@ c.CourseDirectory.submitted_directory = "submitted"
 c.CourseDirectory.autograded_directory = "autograded"
 c.CourseDirectory.feedback_directory = "feedback"
 # Keep build products and caches out of the student release.
-c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", ".*"]
+# judge.py holds a chapter's hidden tests: it must never reach release/ or autograded/.
+c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", ".*", "judge.py"]
 
 # The stub a student sees where the solution was: it says what to do.
 c.ClearSolutions.code_stub = {
@@ -39,3 +40,23 @@ c.Exchange.path_includes_course = True
 import os  # noqa: E402
 
 c.Exchange.root = os.path.join(os.path.abspath(os.getcwd()), ".exchange")
+
+# Grading goes through the judge (course/grading/autograde.py): each submission runs
+# in a sandbox, and every grade cell is decided outside the student's kernel against
+# references computed from the reference solution. This applies to `nbgrader
+# autograde`, to `python -m course.grading autograde` and to Formgrader's autograde
+# button alike. COURSE_GRADING=stock restores nbgrader's own in-kernel grading (the
+# hidden tests then run inside the student's kernel: not a trust boundary).
+import os as _os  # noqa: E402
+
+c.JudgeExecute.timeout = c.Execute.timeout
+if _os.environ.get("COURSE_GRADING", "judge") != "stock":
+    from nbconvert.preprocessors import ClearMetadataPreprocessor  # noqa: E402
+    from nbgrader.preprocessors import (  # noqa: E402
+        AssignLatePenalties, CheckCellMetadata, IgnorePattern, LimitOutput, SaveAutoGrades)
+
+    from course.grading.autograde import JudgeExecute, JudgeRecord  # noqa: E402
+
+    c.Autograde.autograde_preprocessors = [
+        JudgeExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput,
+        SaveAutoGrades, JudgeRecord, AssignLatePenalties, CheckCellMetadata]

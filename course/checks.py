@@ -182,6 +182,8 @@ def _is_tensor(obj: object, allow_parameter: bool = True) -> bool:
 
 def describe(obj: object) -> str:
     """Return a short, safe description of ``obj`` (type, and shape/dtype/device for tensors)."""
+    if _type(obj) is Opaque:
+        return f"an object of type {obj.type_name}"
     if _is_tensor(obj):
         return (f"tensor of shape {_tuple(_size(obj))}, dtype {_get_dtype(obj)}, "
                 f"device {_get_device(obj)}")
@@ -466,3 +468,16 @@ def to_float(t: torch.Tensor) -> float:
 
 _OWN = {name: obj for name, obj in list(globals().items())
         if name.startswith("check_") or name in ("tampering", "describe", "to_float", "CheckFailed", "watch")}
+
+
+class Opaque:
+    """A value a probe could not send as plain data (judge side): its type's name and a short repr."""
+
+    __slots__ = ("type_name", "text")
+
+    def __init__(self, type_name: str, text: str) -> None:
+        self.type_name = type_name
+        self.text = text
+
+    def __repr__(self) -> str:
+        return f"<{self.type_name}: {self.text}>"

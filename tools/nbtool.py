@@ -100,3 +100,28 @@ def write(path: str, cells: list) -> None:
     nb.cells = cells
     nbformat.validate(nb)
     nbformat.write(nb, path)
+
+
+HIDDEN_CALL = 'from course.grading.inkernel import hidden_test; hidden_test("{grade_id}")'
+
+
+def judge_hidden_region(grade_id: str) -> str:
+    """The hidden-test region of a test cell whose hidden test lives in the chapter's judge.py."""
+    return "### BEGIN HIDDEN TESTS\n" + HIDDEN_CALL.format(grade_id=grade_id) + "\n### END HIDDEN TESTS"
+
+
+def point_hidden_tests_at_judge(path: str) -> list[str]:
+    """Replace every grade cell's hidden region with the one-line call into judge.py; return the grade_ids."""
+    import re as _re
+
+    nb = nbformat.read(path, as_version=4)
+    done = []
+    for cell in nb.cells:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if meta.get("grade") and cell.cell_type == "code":
+            body = _re.sub(r"\n?^\s*### BEGIN HIDDEN TESTS.*?^\s*### END HIDDEN TESTS\s*$", "", cell.source,
+                           flags=_re.M | _re.S).rstrip()
+            cell.source = body + "\n" + judge_hidden_region(meta["grade_id"])
+            done.append(meta["grade_id"])
+    nbformat.write(nb, path)
+    return done

@@ -41,7 +41,7 @@ from pathlib import Path
 
 import nbformat
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 # Prepended to every solution cell of the tamper submission: what a student
 # gaming the tests would try. The checks in course.checks must not be fooled.
@@ -62,6 +62,58 @@ if not hasattr(_tamper_b, "_real_isinstance"):
 # lie makes torchvision loop forever, which tests nothing).
 _tamper_b.isinstance = lambda o, c: True if type(o) is _TamperFakeTensor else _tamper_b._real_isinstance(o, c)
 '''
+
+
+# Generic attacks, each put alone in the first solution cell of the untouched release (the
+# other exercises stay unsolved). Under stock nbgrader each of the first two scored full
+# marks in every chapter; under the judge each must score 0 and be flagged. name ->
+# (code, a phrase the report's flags must contain).
+ATTACKS: dict[str, tuple[str, str]] = {
+    "blank-later-cells": (
+        "get_ipython().input_transformers_cleanup.append(lambda lines: ['pass\\n'])\n",
+        "did not run the judge's code"),
+    "swallow-exceptions": (
+        "_ip = get_ipython()\n"
+        "_ip.showtraceback = lambda *a, **k: None\n"
+        "_ip._showtraceback = lambda *a, **k: None\n"
+        "_orig_run_cell = _ip.run_cell\n"
+        "def _quiet_run_cell(*a, **k):\n"
+        "    r = _orig_run_cell(*a, **k)\n"
+        "    r.error_in_exec = r.error_before_exec = None\n"
+        "    return r\n"
+        "_ip.run_cell = _quiet_run_cell\n"
+        "_orig_run_cell_async = _ip.run_cell_async\n"
+        "async def _quiet_run_cell_async(*a, **k):\n"
+        "    r = await _orig_run_cell_async(*a, **k)\n"
+        "    r.error_in_exec = r.error_before_exec = None\n"
+        "    return r\n"
+        "_ip.run_cell_async = _quiet_run_cell_async\n",
+        "hides exceptions"),
+    "patch-checks": (
+        "import course.checks as _cc, types as _types\n"
+        "_ok = lambda *a, **k: None\n"
+        "for _name in [n for n in dir(_cc) if n.startswith('check_')]:\n"
+        "    setattr(_cc, _name, _ok)\n"
+        "C = _types.SimpleNamespace(**{n: _ok for n in dir(_cc) if n.startswith('check_')}, describe=repr,\n"
+        "                           CheckFailed=AssertionError, to_float=float)\n",
+        "possible tampering"),
+    "read-answers": (
+        "import json as _json, pathlib as _pl\n"
+        "_chapter = _pl.Path.cwd().name\n"
+        "for _up in ('..', '../..', '../../..', '../../../..'):\n"
+        "    for _nb in sorted((_pl.Path(_up) / 'source' / _chapter).glob('*.ipynb')):\n"
+        "        try:\n"
+        "            for _c in _json.loads(_nb.read_text())['cells']:\n"
+        "                if _c.get('metadata', {}).get('nbgrader', {}).get('solution'):\n"
+        "                    exec(''.join(_c['source']).replace('### BEGIN SOLUTION', '').replace('### END SOLUTION', ''), globals())\n"
+        "        except Exception as _e:\n"
+        "            print('could not use', _nb, _e)\n"
+        "    try:\n"
+        "        print(len((_pl.Path(_up) / 'gradebook.db').read_bytes()), 'bytes of gradebook')\n"
+        "    except Exception:\n"
+        "        pass\n",
+        "opened the instructor's files"),
+}
 
 
 @dataclass(frozen=True)
@@ -85,6 +137,8 @@ class Submission:
     must_fail: set[str] = field(default_factory=set)
     must_pass: set[str] | None = None  # None: every graded cell not in must_fail
     variants: list[str] = field(default_factory=list)
+    base: str = "solution"  # cells not in replacements: "solution" (the reference) or "release" (the stub)
+    must_flag: tuple[str, ...] = ()  # phrases the judge's report flags must contain
 
 
 def chapters(root: Path = REPO) -> list[str]:
@@ -169,7 +223,7 @@ def _groups(variants: list[Variant]) -> list[list[Variant]]:
     return [[vs[i] for vs in by_cell.values() if i < len(vs)] for i in range(depth)]
 
 
-def plan(assignment: str, root: Path = REPO, tamper: bool = True) -> list[Submission]:
+def plan(assignment: str, root: Path = REPO, tamper: bool = True, attacks: bool = False) -> list[Submission]:
     """Return the submissions that prove a chapter's grading.
 
     ``solution`` (full marks), ``empty`` (the release as is: zero), one
@@ -202,15 +256,21 @@ def plan(assignment: str, root: Path = REPO, tamper: bool = True) -> list[Submis
         subs.append(Submission("tamper", {v.cell: TAMPER_PRELUDE + v.source for v in first},
                                must_fail={c for v in first for c in v.fails}, must_pass=set(),
                                variants=[f"tamper+{v.name}" for v in first]))
+    if attacks:
+        first_cell = next(iter(sols))
+        for name, (code, flag) in ATTACKS.items():
+            subs.append(Submission(f"attack-{name}", {first_cell: code}, must_fail=set(graded), must_pass=set(),
+                                   variants=[name], base="release", must_flag=(flag,)))
     return subs
 
 
 def build_notebook(release: nbformat.NotebookNode, source: nbformat.NotebookNode,
-                   replacements: dict[str, str] | None) -> nbformat.NotebookNode:
+                   replacements: dict[str, str] | None, base: str = "solution") -> nbformat.NotebookNode:
     """Return a student submission: the release notebook with every solution cell answered.
 
     Cells named in ``replacements`` get that text; the others get the source's
-    solution (markers removed). ``None`` returns the release unchanged.
+    solution (markers removed), or keep the release's stub if ``base`` is
+    "release". ``None`` returns the release unchanged.
     """
     nb = nbformat.from_dict(release)
     if replacements is None:
@@ -219,7 +279,10 @@ def build_notebook(release: nbformat.NotebookNode, source: nbformat.NotebookNode
     for cell in nb.cells:
         gid = grade_id(cell)
         if gid in sols:
-            cell.source = replacements.get(gid, strip_markers(sols[gid]))
+            if gid in replacements:
+                cell.source = replacements[gid]
+            elif base == "solution":
+                cell.source = strip_markers(sols[gid])
     return nb
 
 
@@ -237,10 +300,10 @@ def bin_path_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def nbgrader(args: list[str], cwd: Path, db: Path) -> subprocess.CompletedProcess:
+def nbgrader(args: list[str], cwd: Path, db: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """Run ``nbgrader <args>`` in ``cwd`` against the gradebook ``db``; raise with its log on failure."""
     cmd = [str(Path(sys.executable).parent / "nbgrader"), *args, f"--CourseDirectory.db_url=sqlite:///{db}"]
-    proc = subprocess.run(cmd, cwd=cwd, env=bin_path_env(), capture_output=True, text=True)
+    proc = subprocess.run(cmd, cwd=cwd, env=bin_path_env(env), capture_output=True, text=True)
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stdout[-4000:]}\n{proc.stderr[-8000:]}")
     return proc
@@ -264,12 +327,15 @@ def generate(course: Path, assignment: str, db: Path) -> Path:
 
 @dataclass
 class Graded:
-    """Result of grading a plan: per-student per-cell scores and timings."""
+    """Result of grading a plan: per-student per-cell scores, timings and (judge mode) the judge's reports."""
 
     course: Path
     scores: dict[str, dict[str, tuple[float, float]]]
     seconds: dict[str, float]
     submissions: list[Submission]
+    reports: dict[str, dict] = field(default_factory=dict)
+    mode: str = "judge"
+    wall_seconds: float = 0.0
 
 
 def read_scores(db: Path, assignment: str, notebook: str) -> dict[str, dict[str, tuple[float, float]]]:
@@ -287,18 +353,9 @@ def read_scores(db: Path, assignment: str, notebook: str) -> dict[str, dict[str,
     return out
 
 
-def grade(assignment: str, submissions: list[Submission], workdir: Path | None = None,
-          root: Path = REPO, separate_first: bool = True) -> Graded:
-    """Generate the assignment in a scratch course, autograde ``submissions``, return their scores.
-
-    With ``separate_first`` the first submission (the solution) is graded in
-    its own ``nbgrader autograde`` call so its wall time is the chapter's
-    grading-mode run time; the rest share one call.
-    """
-    workdir = Path(tempfile.mkdtemp(prefix=f"grade-{assignment}-")) if workdir is None else workdir
-    course = make_course(workdir / "course", [assignment], root)
-    db = workdir / "gradebook.db"
-    release_dir = generate(course, assignment, db)
+def write_submissions(course: Path, assignment: str, submissions: list[Submission],
+                      release_dir: Path) -> None:
+    """Write each submission as ``submitted/<student>/<assignment>/<notebook>`` in ``course``."""
     source_nb_path = notebook_path(assignment, course)
     source = read(source_nb_path)
     release = read(release_dir / source_nb_path.name)
@@ -308,25 +365,40 @@ def grade(assignment: str, submissions: list[Submission], workdir: Path | None =
         for extra in release_dir.iterdir():  # supporting files the release ships
             if extra.name != source_nb_path.name and extra.is_file():
                 shutil.copy2(extra, dest / extra.name)
-        nbformat.write(build_notebook(release, source, sub.replacements), str(dest / source_nb_path.name))
-    seconds: dict[str, float] = {}
-    batches = [submissions[:1], submissions[1:]] if separate_first else [submissions]
-    for batch in batches:
-        if not batch:
-            continue
-        t0 = time.perf_counter()
-        args = ["autograde", assignment, "--force"]
-        if len(batch) == 1:
-            args.append(f"--student={batch[0].student}")
-        else:
-            args.append("--CourseDirectory.student_id_exclude=" + ",".join(
-                s.student for s in submissions if s not in batch))
-        nbgrader(args, course, db)
-        elapsed = time.perf_counter() - t0
-        for sub in batch:
-            seconds[sub.student] = elapsed / len(batch)
-    scores = read_scores(db, assignment, source_nb_path.stem)
-    return Graded(course=course, scores=scores, seconds=seconds, submissions=submissions)
+        nbformat.write(build_notebook(release, source, sub.replacements, sub.base), str(dest / source_nb_path.name))
+
+
+def grade(assignment: str, submissions: list[Submission], workdir: Path | None = None,
+          root: Path = REPO, mode: str = "judge", seed: int | None = None,
+          extra_args: list[str] | None = None) -> Graded:
+    """Generate the assignment in a scratch course, autograde ``submissions`` in one call, return their scores.
+
+    ``mode`` "judge" (the default, as ``nbgrader_config.py`` sets it up) grades
+    through the sandboxed judge; "stock" sets ``COURSE_GRADING=stock``, so the
+    hidden tests run inside each student's kernel, as plain nbgrader does.
+    ``seed`` fixes the grading seed (``COURSE_JUDGE_SEED``).
+    """
+    workdir = Path(tempfile.mkdtemp(prefix=f"grade-{assignment}-")) if workdir is None else workdir
+    course = make_course(workdir / "course", [assignment], root)
+    db = workdir / "gradebook.db"
+    release_dir = generate(course, assignment, db)
+    write_submissions(course, assignment, submissions, release_dir)
+    env = {"COURSE_GRADING": mode}
+    if seed is not None:
+        env["COURSE_JUDGE_SEED"] = str(seed)
+    t0 = time.perf_counter()
+    nbgrader(["autograde", assignment, "--force", *(extra_args or [])], course, db, env)
+    elapsed = time.perf_counter() - t0
+    scores = read_scores(db, assignment, notebook_path(assignment, course).stem)
+    reports = {}
+    report_dir = course / ".judge" / "reports" / assignment
+    if mode == "judge" and report_dir.is_dir():
+        import json
+        reports = {p.stem: json.loads(p.read_text()) for p in report_dir.glob("*.json")}
+    seconds = {s.student: reports.get(s.student, {}).get("seconds", elapsed / max(1, len(submissions)))
+               for s in submissions}
+    return Graded(course=course, scores=scores, seconds=seconds, submissions=submissions, reports=reports,
+                  mode=mode, wall_seconds=elapsed)
 
 
 def problems(graded: Graded, submissions: list[Submission] | None = None) -> list[str]:
@@ -348,6 +420,11 @@ def problems(graded: Graded, submissions: list[Submission] | None = None) -> lis
             if score < maximum:
                 out.append(f"{sub.student} ({', '.join(sub.variants) or 'solution'}): {cell} got "
                            f"{score:g}/{maximum:g} but should have full marks")
+        if graded.mode == "judge" and sub.must_flag:
+            flags = " | ".join(graded.reports.get(sub.student, {}).get("flags", []))
+            for phrase in sub.must_flag:
+                if phrase not in flags:
+                    out.append(f"{sub.student}: the report should flag {phrase!r}, flags were: {flags or 'none'}")
     return out
 
 
@@ -432,13 +509,22 @@ def _run(args: argparse.Namespace) -> int:
 def _check(args: argparse.Namespace) -> int:
     status = 0
     for assignment in args.assignments or chapters():
-        subs = plan(assignment)
-        graded = grade(assignment, subs)
-        print(f"== {assignment}: graded {len(subs)} submissions in {graded.course.parent}")
+        subs = plan(assignment, attacks=args.attacks)
+        if args.only:
+            subs = [s for s in subs if any(s.student.startswith(o) for o in args.only)]
+        graded = grade(assignment, subs, mode="stock" if args.stock else "judge", seed=args.seed)
+        print(f"== {assignment}: graded {len(subs)} submissions ({graded.mode}) in {graded.course.parent}, "
+              f"{graded.wall_seconds:.1f} s")
         for s in subs:
-            print(f"   {s.student:<16} {', '.join(s.variants) or '-'}")
+            print(f"   {s.student:<26} {', '.join(s.variants) or '-'}")
         print(table(graded))
-        print(f"   solution graded in {graded.seconds.get('solution', float('nan')):.1f} s")
+        for student, r in sorted(graded.reports.items()):
+            extra = f"; flags: {'; '.join(r['flags'])}" if r.get("flags") else ""
+            print(f"   {student:<26} worker {r.get('seconds', 0):.1f} s, references {r.get('reference_seconds', 0):.1f} s{extra}")
+            if args.verbose:
+                for cell, c in r["cells"].items():
+                    if c["judge"] != "pass":
+                        print(f"      {cell}: {c['message'][:400]}")
         bad = problems(graded)
         for line in bad:
             print("   PROBLEM:", line)
@@ -472,7 +558,7 @@ def demo(root: Path = REPO) -> int:
             if dest.exists():
                 shutil.rmtree(dest)
             dest.mkdir(parents=True)
-            nbformat.write(build_notebook(release, source, sub.replacements), str(dest / source_nb.name))
+            nbformat.write(build_notebook(release, source, sub.replacements, sub.base), str(dest / source_nb.name))
             sub.student = student
         nbgrader(["autograde", assignment, "--force"], root, db)
         graded = Graded(course=root, scores=read_scores(db, assignment, source_nb.stem), seconds={}, submissions=subs)
@@ -501,6 +587,11 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     p_check = sub.add_parser("check", help="grade the known answers of some chapters in a scratch course")
     p_check.add_argument("assignments", nargs="*")
+    p_check.add_argument("--stock", action="store_true", help="grade in-kernel, as stock nbgrader (COURSE_GRADING=stock)")
+    p_check.add_argument("--attacks", action="store_true", help="add the generic attack submissions")
+    p_check.add_argument("--only", action="append", help="only submissions whose name starts with this")
+    p_check.add_argument("--seed", type=int, default=None, help="grading seed")
+    p_check.add_argument("-v", "--verbose", action="store_true", help="print the judge's message of every failed cell")
     p_run = sub.add_parser("run", help="execute source notebooks top to bottom and print their wall time")
     p_run.add_argument("assignments", nargs="*")
     p_run.add_argument("--grading", action="store_true", help="set NBGRADER_EXECUTION=autograde")
@@ -516,6 +607,3 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     return demo()
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,0 +1,524 @@
+"""The student's side of the judge: a notebook's kernel inside a sandbox, and the probes sent to it.
+
+:func:`run_submission` copies a submission into a scratch folder, starts a
+Jupyter kernel for it inside a :class:`~course.grading.sandbox.Sandbox`
+(the judge talks to it over Unix sockets), executes the notebook's cells as
+nbgrader would (errors allowed, a timeout per cell), then sends each probe
+(a small function that calls the student's code on inputs built from a seed)
+and collects what the probe wrote, as plain data. It never decides a grade:
+that is :mod:`course.grading.judge`'s job, in the trusted process.
+
+An attack inside the kernel can make a probe fail, time out, crash the
+kernel or return garbage. The worker survives each: a timed-out probe is
+interrupted, a dead kernel is restarted (the notebook's setup, locked and
+solution cells are replayed) so the next exercise is still graded, and the
+whole process tree is killed at the end, or earlier when it exceeds a cap.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import re
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+from jupyter_client.kernelspec import KernelSpec
+from jupyter_client.manager import AsyncKernelManager
+from nbclient import NotebookClient
+from nbclient.exceptions import DeadKernelError
+
+from course.grading import wire
+from course.grading.sandbox import Inotify, Limits, Sandbox, Watchdog, detect, kill_tree
+
+_HIDDEN = re.compile(r"^\s*###\s*BEGIN HIDDEN TESTS\s*$.*?^\s*###\s*END HIDDEN TESTS\s*$\n?", re.M | re.S)
+
+DECOY_TEXT = ("This is a decoy. While a submission is graded, the course's solutions, hidden tests and "
+              "gradebook are not in the sandbox. Reading this file is reported to the instructor.\n")
+
+
+@dataclass(frozen=True)
+class ProbeCode:
+    """One probe as the worker receives it: the function's source, its name, and the grade cell it serves."""
+
+    test: str
+    name: str
+    source: str
+
+
+@dataclass
+class WorkerResult:
+    """What came back from one run: the executed notebook, the kernel's own verdicts, the probes' raw results."""
+
+    notebook: nbformat.NotebookNode
+    kernel_status: dict[str, str] = field(default_factory=dict)  # grade_id -> "pass" | "fail" | "not run"
+    results: dict[str, dict] = field(default_factory=dict)  # probe test -> record (see wire.loads) or {"ok": False, "error": ...}
+    flags: list[str] = field(default_factory=list)
+    events: list[str] = field(default_factory=list)
+    decoy_hits: list[str] = field(default_factory=list)
+    sandbox: str = ""
+    seconds: float = 0.0
+    restarts: int = 0
+    peak_memory: int = 0
+    reference_seconds: float = 0.0
+
+
+def strip_hidden_tests(source: str) -> str:
+    """Remove ``### BEGIN/END HIDDEN TESTS`` regions (what the release keeps of a test cell)."""
+    return _HIDDEN.sub("", source)
+
+
+def nb_meta(cell) -> dict:
+    return cell.get("metadata", {}).get("nbgrader", {})
+
+
+class SandboxedKernelManager(AsyncKernelManager):
+    """An ipykernel started inside a sandbox, reached over Unix sockets, interrupted by message."""
+
+    def __init__(self, sandbox: Sandbox, log_path: Path, **kw) -> None:
+        super().__init__(transport="ipc", ip=str(sandbox.ipcdir / "k"), **kw)
+        self.sandbox = sandbox
+        self.log_path = log_path
+        self.connection_file = str(sandbox.ipcdir / "kernel.json")
+        self._kernel_spec = KernelSpec(
+            argv=[sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+            display_name="Python 3 (judge sandbox)", language="python", interrupt_mode="message",
+            env={}, metadata={})
+
+    def format_kernel_cmd(self, extra_arguments=None):  # noqa: D102
+        cmd = super().format_kernel_cmd(extra_arguments)
+        return self.sandbox.wrap(cmd)
+
+    def write_connection_file(self, **kwargs) -> None:  # noqa: D102
+        super().write_connection_file(**kwargs)
+        # The kernel runs under the sandbox's uid and must read it.
+        os.chmod(self.connection_file, 0o644)
+
+    async def _async_launch_kernel(self, kernel_cmd, **kw):  # noqa: D102
+        self._log = open(self.log_path, "ab")
+        kw.update(stdout=self._log, stderr=self._log, stdin=None, preexec_fn=self.sandbox.preexec)
+        # The wrapped command sets the whole environment inside; nothing of the instructor's leaks in.
+        kw["env"] = {"PATH": "/usr/local/bin:/usr/bin:/bin"}
+        return await super()._async_launch_kernel(kernel_cmd, **kw)
+
+    @property
+    def process_pid(self) -> int | None:
+        prov = getattr(self, "provisioner", None)
+        proc = getattr(prov, "process", None)
+        return getattr(proc, "pid", None)
+
+
+def _decoys(course: Path, chapter: str, notebook_name: str) -> list[Path]:
+    """Write decoy instructor files where a student's code would look for them; return what to watch."""
+    paths = [course / "nbgrader_config.py", course / "gradebook.db",
+             course / "source" / chapter / notebook_name, course / "source" / chapter / "judge.py"]
+    for p in paths:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(DECOY_TEXT)
+        os.chmod(p, 0o644)
+    for d in (course, course / "source", course / "source" / chapter, course / "autograded"):
+        os.chmod(d, 0o755)
+    return paths + [course / "source", course / "source" / chapter]
+
+
+class _Run:
+    """The state of one submission's run (kernel, client, sandbox, deadline)."""
+
+    def __init__(self, nb, sandbox: Sandbox, limits: Limits, scratch: Path, result: WorkerResult) -> None:
+        self.nb, self.sandbox, self.limits, self.scratch, self.result = nb, sandbox, limits, scratch, result
+        self.deadline = time.monotonic() + limits.wall_seconds
+        self.client: NotebookClient | None = None
+        self.km: SandboxedKernelManager | None = None
+        self.watchdog: Watchdog | None = None
+        self.last_reply: dict | None = None
+
+    def time_left(self) -> float:
+        return self.deadline - time.monotonic()
+
+    async def start(self) -> None:
+        self.km = SandboxedKernelManager(self.sandbox, self.scratch / "kernel.log")
+        self.client = NotebookClient(
+            self.nb, km=self.km, timeout=int(self.limits.cell_seconds), interrupt_on_timeout=True,
+            allow_errors=True, startup_timeout=120, kernel_name="python3",
+            extra_arguments=["--HistoryManager.hist_file=:memory:"],
+            error_on_timeout={"ename": "CellTimeoutError", "evalue": "",
+                              "traceback": [f"CellTimeoutError: the cell ran longer than "
+                                            f"{self.limits.cell_seconds:g} s and was interrupted"]},
+            resources={"metadata": {"path": str(self.sandbox.workdir)}})
+        self.client.on_cell_executed = self._on_executed
+        await self.client.async_start_new_kernel(cwd=str(self.sandbox.workdir))
+        await self.client.async_start_new_kernel_client()
+        pid = self.km.process_pid
+        if pid:
+            self.watchdog = Watchdog(pid, self.limits, self.deadline)
+            self.watchdog.start()
+
+    def _on_executed(self, **kw) -> None:
+        self.last_reply = kw.get("execute_reply")
+
+    async def stop(self) -> None:
+        pid = self.km.process_pid if self.km else None
+        if self.watchdog:
+            self.watchdog.stop()
+            if self.watchdog.reason and self.watchdog.reason not in self.result.flags:
+                self.result.flags.append(self.watchdog.reason)
+            self.result.peak_memory = max(self.result.peak_memory, self.watchdog.peak_rss)
+        if self.client is not None and self.km is not None:
+            try:
+                await asyncio.wait_for(self.km.shutdown_kernel(now=True), 15)
+            except Exception:  # noqa: BLE001 - the kernel may be long dead
+                pass
+            try:
+                if self.client.kc is not None:
+                    self.client.kc.stop_channels()
+            except Exception:  # noqa: BLE001
+                pass
+        if pid:
+            kill_tree(pid)
+        await asyncio.to_thread(self.sandbox.reap)
+        log = getattr(self.km, "_log", None)
+        if log:
+            log.close()
+        self.client = None
+
+    def dead_reason(self) -> str:
+        if self.watchdog and self.watchdog.reason:
+            return self.watchdog.reason
+        proc = getattr(getattr(self.km, "provisioner", None), "process", None)
+        code = proc.poll() if proc is not None else None
+        if code is None:
+            return "the kernel stopped responding"
+        sig = -code if code < 0 else code - 128 if code > 128 else 0  # bwrap reports a signal as 128 + n
+        if sig:
+            name = {4: "SIGILL", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE", 9: "SIGKILL", 11: "SIGSEGV"}.get(sig, f"signal {sig}")
+            what = {11: "a segmentation fault", 9: "killed (out of memory?)", 6: "an abort"}.get(sig, "a crash")
+            return f"the kernel died from {name}: {what}"
+        return f"the kernel exited with code {code} (os._exit(), or exit() from C code)"
+
+    async def execute(self, cell, index: int, timeout: float) -> str:
+        """Execute one code cell; return "ok", "error", "timeout" or "dead"."""
+        assert self.client is not None
+        self.client.timeout = int(max(1, min(timeout, self.time_left())))
+        self.last_reply = None
+        cells = self.client.nb.cells
+        synthetic = index >= len(cells) or cells[index] is not cell
+        if synthetic:  # nbclient looks cells up by index: give the probe a slot at the end
+            index = len(cells)
+            cells.append(cell)
+        try:
+            await self.client.async_execute_cell(cell, index, execution_count=index + 1)
+        except DeadKernelError:
+            return "dead"
+        except Exception as err:  # noqa: BLE001 - nbclient raises a few kinds on timeouts
+            if "Timeout" in type(err).__name__ or "timeout" in str(err).lower():
+                return "timeout"
+            if not await self.alive():
+                return "dead"
+            raise
+        finally:
+            if synthetic and cells and cells[-1] is cell:
+                cells.pop()
+        content = (self.last_reply or {}).get("content", {})
+        if content.get("status") == "error":
+            # As nbgrader's Execute does: an error the kernel replied with but did not display
+            # (a timeout, or a shell that hides tracebacks) is recorded in the cell.
+            outputs = cell.setdefault("outputs", [])
+            if not any(o.get("output_type") == "error" and o.get("ename") == content.get("ename") for o in outputs):
+                outputs.append(nbformat.v4.new_output("error", ename=content.get("ename", "Error"),
+                                                      evalue=content.get("evalue", ""),
+                                                      traceback=content.get("traceback") or
+                                                      [f"{content.get('ename', 'Error')}: {content.get('evalue', '')}"]))
+            return "timeout" if content.get("ename") == "CellTimeoutError" else "error"
+        return "ok"
+
+    async def alive(self) -> bool:
+        try:
+            return bool(self.km and await self.km.is_alive())
+        except Exception:  # noqa: BLE001
+            return False
+
+    async def responsive(self) -> bool:
+        """Whether the kernel answers a trivial request within 10 s."""
+        if not await self.alive():
+            return False
+        cell = nbformat.v4.new_code_cell("pass")
+        try:
+            return await self.execute(cell, 0, 10) in ("ok", "error")
+        except Exception:  # noqa: BLE001
+            return False
+
+
+def _replay_cells(nb) -> list[tuple[int, object]]:
+    """Cells replayed after a restart: setup, locked and solution code cells (not demos, not tests)."""
+    out = []
+    for i, c in enumerate(nb.cells):
+        m = nb_meta(c)
+        if c.cell_type == "code" and (m.get("solution") or (m.get("locked") and not m.get("grade"))):
+            out.append((i, c))
+    return out
+
+
+async def _restart(run: _Run, why: str, skip: set[int]) -> bool:
+    """Restart a dead or stuck kernel and replay the notebook's definitions; return whether it worked."""
+    run.result.events.append(f"restarting the kernel: {why}")
+    reason = run.watchdog.reason if run.watchdog else ""
+    await run.stop()
+    if reason.startswith("wall time") or run.time_left() < 5 or run.result.restarts >= 3:
+        run.result.events.append("no restart: " + ("the submission's time is up" if run.time_left() < 5 or
+                                                    reason.startswith("wall time") else "too many restarts"))
+        return False
+    run.result.restarts += 1
+    try:
+        await run.start()
+    except Exception as err:  # noqa: BLE001
+        run.result.events.append(f"the kernel did not start again: {err}")
+        return False
+    for i, cell in _replay_cells(run.nb):
+        if i in skip:
+            continue
+        scratch = nbformat.from_dict(cell)
+        status = await run.execute(scratch, i, run.limits.cell_seconds)
+        if status in ("dead", "timeout"):
+            run.result.events.append(f"replaying cell {i} after the restart: {status}")
+            return False
+    return True
+
+
+def _probe_snippet(probe: ProbeCode, seed: int, out_path: Path, nonce: int) -> str:
+    return ("from course.grading.wire import run_probe as __judge_run_probe\n"
+            f"__judge_run_probe({probe.source!r}, {probe.name!r}, {seed}, {str(out_path)!r}, {nonce})\n"
+            "del __judge_run_probe\n")
+
+
+_SENTINEL = ProbeCode("__sentinel__", "judge_sentinel", "def judge_sentinel(seed):\n    return seed * 7 + 3\n")
+_TAMPER_INFO = ProbeCode("__tampering__", "judge_tampering_info",
+                         "def judge_tampering_info(seed):\n"
+                         "    import sys\n"
+                         "    checks = sys.modules.get('course.checks')\n"
+                         "    return list(checks.tampering()) if checks is not None else ['course.checks not imported']\n")
+
+
+async def _run_async(nb, sandbox: Sandbox, limits: Limits, probes: list[ProbeCode], seed: int,
+                     scratch: Path, result: WorkerResult, skip_cells: set[int], replay_only: bool) -> None:
+    run = _Run(nb, sandbox, limits, scratch, result)
+    await run.start()
+    killed_at: set[int] = set()
+    alive = True
+    try:
+        # 1. The notebook, top to bottom, as nbgrader runs it.
+        cells = _replay_cells(nb) if replay_only else list(enumerate(nb.cells))
+        for index, cell in cells:
+            if cell.cell_type != "code" or index in skip_cells or not cell.source.strip():
+                continue
+            if run.time_left() <= 0:
+                result.flags.append(f"wall time exceeded ({limits.wall_seconds:g} s) while running the notebook")
+                alive = False
+                break
+            status = await run.execute(cell, index, limits.cell_seconds)
+            if status == "error" and nb_meta(cell).get("solution"):
+                err = next((o for o in cell.get("outputs", []) if o.get("output_type") == "error"), {})
+                result.events.append(f"cell {index} (solution {nb_meta(cell).get('grade_id')}) raised "
+                                     f"{err.get('ename', 'an error')}: {str(err.get('evalue', ''))[:200]}"
+                                     + _cause_hint(err, limits))
+            if status == "timeout":
+                killed_at.add(index)
+                result.events.append(f"cell {index} timed out after {limits.cell_seconds:g} s")
+                if not await run.responsive():
+                    alive = await _restart(run, f"cell {index} did not stop after an interrupt", killed_at)
+            elif status == "dead":
+                why = run.dead_reason()
+                killed_at.add(index)
+                result.events.append(f"cell {index}: {why}")
+                cell.setdefault("outputs", []).append(nbformat.v4.new_output(
+                    "error", ename="KernelDied", evalue=why, traceback=[f"KernelDied: {why}"]))
+                alive = await _restart(run, why, killed_at)
+            if not alive:
+                break
+        # 2. Sentinels: does the kernel run the judge's code, and report exceptions?
+        if alive:
+            nonce = random.randrange(1, 2 ** 31)
+            rec, alive = await _one_probe(run, _SENTINEL, seed, nonce, killed_at)
+            if not (rec.get("ok") and rec.get("value") == seed * 7 + 3 and rec.get("nonce") == nonce):
+                result.flags.append("possible tampering: the kernel did not run the judge's code faithfully "
+                                    "(an input transformer or a patched shell?)")
+        if alive:
+            token = f"judge-sentinel-{random.randrange(1, 2 ** 31)}"
+            cell = nbformat.v4.new_code_cell(f"raise RuntimeError({token!r})")
+            status = await run.execute(cell, len(nb.cells), 30)
+            if status == "ok":
+                result.flags.append("possible tampering: the kernel hides exceptions (a cell that raises "
+                                    "reported success)")
+            elif status in ("dead", "timeout"):
+                alive = await _restart(run, "the exception sentinel " + status, killed_at)
+        if alive:
+            rec, alive = await _one_probe(run, _TAMPER_INFO, seed, random.randrange(1, 2 ** 31), killed_at)
+            names = rec.get("value") if rec.get("ok") else None
+            if type(names) is list and names:
+                result.flags.append("possible tampering: the kernel reports replaced functions: "
+                                    + ", ".join(str(n) for n in names[:8]))
+        # 3. The probes.
+        for probe in probes:
+            if not alive:
+                result.results[probe.test] = {"ok": False, "error": "not run: the kernel could not be restarted "
+                                              "after an earlier crash or timeout"}
+                continue
+            nonce = random.randrange(1, 2 ** 31)
+            rec, alive = await _one_probe(run, probe, seed, nonce, killed_at)
+            if rec.get("ok") is True and rec.get("nonce") != nonce:
+                rec = {"ok": False, "error": "the result did not come from the judge's probe (forged?)"}
+                if "possible tampering: forged probe results" not in result.flags:
+                    result.flags.append("possible tampering: forged probe results")
+            result.results[probe.test] = rec
+    finally:
+        await run.stop()
+
+
+def _cause_hint(err: dict, limits: Limits) -> str:
+    text = f"{err.get('ename', '')} {err.get('evalue', '')}"
+    if "MemoryError" in text or "allocate memory" in text or "Cannot allocate" in text:
+        return f" (the memory cap is {limits.memory_bytes / 2**30:g} GiB per submission)"
+    if "Resource temporarily unavailable" in text or "BlockingIOError" in text:
+        return f" (the process cap is {limits.processes} processes per submission)"
+    if "Permission denied" in text or "Read-only file system" in text:
+        return " (a submission may write only inside its own folder)"
+    if "Network is unreachable" in text or "Connection refused" in text:
+        return " (grading runs without network)"
+    return ""
+
+
+async def _one_probe(run: _Run, probe: ProbeCode, seed: int, nonce: int, killed_at: set[int]) -> tuple[dict, bool]:
+    """Send one probe; return its record and whether the kernel is still usable."""
+    out = run.sandbox.ipcdir / f"probe-{nonce}.pt"
+    cell = nbformat.v4.new_code_cell(_probe_snippet(probe, seed, out, nonce))
+    status = await run.execute(cell, len(run.nb.cells), run.limits.probe_seconds)
+    alive = True
+    rec: dict
+    try:
+        rec = wire.read_result(out)
+    except ValueError as err:
+        rec = {"ok": False, "error": str(err)}
+    if status == "timeout":
+        if not rec.get("ok"):
+            rec = {"ok": False, "error": f"timed out: the test did not finish within {run.limits.probe_seconds:g} s "
+                                         "(an endless loop, or far too slow?)"}
+        if not await run.responsive():
+            alive = await _restart(run, f"probe {probe.test} did not stop after an interrupt", killed_at)
+    elif status == "dead":
+        why = run.dead_reason()
+        rec = {"ok": False, "error": f"the kernel died while this test ran: {why}"}
+        alive = await _restart(run, why, killed_at)
+    elif "error" not in rec and not rec.get("ok"):
+        rec = {"ok": False, "error": "the probe wrote no result"}
+    try:
+        out.unlink()
+    except OSError:
+        pass
+    return rec, alive
+
+
+def kernel_status(nb) -> dict[str, str]:
+    """Return {grade_id: "pass" | "fail" | "not run"} for the graded code cells, as the kernel reported them."""
+    out = {}
+    for c in nb.cells:
+        m = nb_meta(c)
+        if c.cell_type == "code" and m.get("grade"):
+            if c.get("execution_count") is None and not c.get("outputs"):
+                out[m["grade_id"]] = "not run"
+            elif any(o.get("output_type") == "error" for o in c.get("outputs", [])):
+                out[m["grade_id"]] = "fail"
+            else:
+                out[m["grade_id"]] = "pass"
+    return out
+
+
+def run_submission(nb: nbformat.NotebookNode, chapter: str, student: str, probes: list[ProbeCode], seed: int,
+                   files: Path | None = None, limits: Limits | None = None, course_root: Path | None = None,
+                   decoys: bool = True, threads: int | None = None, skip_tests: bool = False,
+                   replay_only: bool = False, scratch_base: Path | None = None, keep: bool = False,
+                   extra_env: dict[str, str] | None = None) -> WorkerResult:
+    """Execute ``nb`` in a sandbox, then send it ``probes``; return what came back (nothing is judged here).
+
+    ``files``: a folder whose files (other than notebooks) the submission
+    needs next to it. ``skip_tests``: do not run the graded test cells (the
+    reference run). ``replay_only``: run only setup, locked and solution
+    cells. Hidden-test regions are always removed from test cells first.
+    """
+    limits = limits or Limits()
+    nb = nbformat.from_dict(nb)
+    for c in nb.cells:
+        if c.cell_type == "code":
+            c.outputs, c.execution_count = [], None
+            if nb_meta(c).get("grade"):
+                c.source = strip_hidden_tests(c.source)
+    skip = {i for i, c in enumerate(nb.cells) if skip_tests and nb_meta(c).get("grade")}
+    scratch = Path(tempfile.mkdtemp(prefix="judge-", dir=scratch_base))
+    os.chmod(scratch, 0o755)
+    fake_course = scratch / "course"
+    workdir = fake_course / "autograded" / re.sub(r"[^A-Za-z0-9_.-]", "_", student) / chapter
+    workdir.mkdir(parents=True)
+    if files is not None and Path(files).is_dir():
+        for item in Path(files).iterdir():
+            if item.suffix == ".ipynb" or item.name.startswith("."):
+                continue
+            dest = workdir / item.name
+            if item.is_dir():
+                shutil.copytree(item, dest, symlinks=False, ignore_dangling_symlinks=True)
+            elif item.is_file():
+                shutil.copy2(item, dest)
+    nb_name = f"{chapter}.ipynb"
+    watch = _decoys(fake_course, chapter, nb_name) if decoys else []
+    env = {"NBGRADER_EXECUTION": "autograde"}
+    env.update(extra_env or {})
+    sandbox = Sandbox(workdir=workdir, ipcdir=scratch / "ipc", limits=limits, visible=[fake_course],
+                      course_root=course_root, env=env, threads=threads)
+    sandbox.prepare()
+    sandbox.enter_cgroup()
+    result = WorkerResult(notebook=nb, sandbox=sandbox.describe())
+    if sandbox.mechanism.degraded:
+        result.flags.append("sandbox degraded: " + sandbox.mechanism.why)
+    notify = Inotify()
+    for p in watch:
+        notify.watch(p)
+    t0 = time.perf_counter()
+    try:
+        asyncio.run(_run_async(nb, sandbox, limits, probes, seed, scratch, result, skip, replay_only))
+    except Exception as err:  # noqa: BLE001 - the worker must report, never crash the class run
+        result.flags.append(f"the worker failed: {type(err).__name__}: {str(err)[:300]}")
+        for p in probes:
+            result.results.setdefault(p.test, {"ok": False, "error": f"not run: the worker failed ({type(err).__name__})"})
+    finally:
+        result.seconds = time.perf_counter() - t0
+        result.decoy_hits = [str(Path(h).relative_to(fake_course)) for h in notify.hits()
+                             if Path(h).is_relative_to(fake_course)]
+        notify.close()
+        sandbox.reap()
+        result.flags.extend(e for e in sandbox.cap_events() if e not in result.flags)
+        sandbox.cleanup()
+        if not keep:
+            shutil.rmtree(scratch, ignore_errors=True)
+    if result.decoy_hits:
+        result.flags.append("possible tampering: the submission opened the instructor's files "
+                            f"({', '.join(sorted(set(result.decoy_hits)))}); it saw decoys only")
+    result.kernel_status = kernel_status(nb)
+    return result
+
+
+def describe_mechanism() -> str:
+    """One line for banners: which sandbox grading will use here."""
+    m = detect()
+    if m.degraded:
+        return f"WARNING: no sandbox ({m.why}). Student code will run WITHOUT filesystem or network isolation."
+    return "sandbox: bubblewrap (no network; only the submission's folder is writable)"
+
+
+def dump(result: WorkerResult) -> str:
+    """A JSON summary of a result, for logs and caches (the notebook is not included)."""
+    return json.dumps({"kernel_status": result.kernel_status, "flags": result.flags, "events": result.events,
+                       "decoy_hits": result.decoy_hits, "sandbox": result.sandbox, "seconds": result.seconds,
+                       "restarts": result.restarts}, indent=1)
