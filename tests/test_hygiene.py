@@ -6,6 +6,8 @@ import pytest
 
 from conftest import CHAPTERS, REPO
 from course import grading
+from course.grading import judge as judging
+from tools.nbtool import HIDDEN_CALL
 
 SOURCES = {ch: grading.notebook_path(ch) for ch in CHAPTERS}
 EXPECTED_CHAPTERS = ["01_dynamic_graphs", "02_autograd", "03_torchscript", "04_ecosystem",
@@ -47,7 +49,11 @@ def test_nbgrader_metadata(chapter):
         if meta.get("grade"):
             assert meta.get("locked") is True, f"{meta['grade_id']} must be locked"
             assert cell.source.lstrip().startswith('"""'), f"{meta['grade_id']} must open with a docstring"
-            assert "### BEGIN HIDDEN TESTS" in cell.source, f"{meta['grade_id']} has no hidden tests"
+            hidden = re.findall(r"^### BEGIN HIDDEN TESTS\n(.*?)\n### END HIDDEN TESTS$", cell.source, re.M | re.S)
+            assert hidden == [HIDDEN_CALL.format(grade_id=meta["grade_id"])], (
+                f"{meta['grade_id']}: the hidden region must be exactly the one-line call into judge.py "
+                f"(tools.nbtool.judge_hidden_region); the hidden test itself lives in source/{chapter}/judge.py")
+            assert cell.source.rstrip().endswith("### END HIDDEN TESTS"), f"{meta['grade_id']}: hidden region must end the cell"
         if meta.get("solution"):
             assert "### BEGIN SOLUTION" in cell.source and "### END SOLUTION" in cell.source
     setup = [c for c in nb.cells if grading.grade_id(c) == "setup"]
@@ -77,7 +83,7 @@ def test_exercises_have_known_answers(chapter):
     for cell in sols:
         n_mut = sum(v.cell == cell for v in mutants)
         n_alt = sum(v.cell == cell for v in alternatives)
-        assert n_mut >= 2, f"{chapter}: exercise {cell} has {n_mut} mutants, needs at least 2"
+        assert n_mut >= 4, f"{chapter}: exercise {cell} has {n_mut} mutants, needs at least 4 (different mistake classes)"
         assert n_alt >= 1, f"{chapter}: exercise {cell} has no alternative correct answer"
     for v in mutants + alternatives:
         assert v.description and v.description != v.name, f"{v.name}: give it a one-line docstring"
@@ -104,3 +110,35 @@ def test_release_has_no_solutions_or_hidden_tests(chapter):
     leaked = sorted(line for c in release.cells for line in (l.strip() for l in c.source.splitlines())
                     if line in only_secret)
     assert not leaked, f"release lines that exist only in solution/hidden regions of the source: {leaked[:5]}"
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_judge_covers_every_grade_cell(chapter):
+    """source/<chapter>/judge.py has exactly one probe, with a verdict, per grade cell."""
+    nb = grading.read(SOURCES[chapter])
+    j = judging.load(chapter, REPO)
+    judging.check_coverage(j, list(grading.graded_cells(nb)), chapter)
+    for test, probe in j.probes.items():
+        assert probe.check is not None, f"{test}: no verdict"
+        assert probe.source.startswith("def "), f"{test}: the probe must be a plain def"
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_release_has_no_judge(chapter):
+    """The hidden tests never reach the student's folder."""
+    release = REPO / "release" / chapter
+    assert not (release / "judge.py").exists()
+    text = "\n".join(p.read_text(errors="replace") for p in release.rglob("*") if p.is_file())
+    assert "hidden_test(" not in text and "judge.probe" not in text
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_student_view_cells(chapter):
+    """Test and solution cells are tagged raises-exception (Run All runs on), and the chapter ends with the progress cell."""
+    nb = grading.read(SOURCES[chapter])
+    for cell in nb.cells:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if cell.cell_type == "code" and (meta.get("grade") or meta.get("solution")):
+            assert "raises-exception" in cell.metadata.get("tags", []), f"{meta['grade_id']}: tag raises-exception"
+    last = nb.cells[-1]
+    assert grading.grade_id(last) == "progress" and f'summary("{chapter}")' in last.source

@@ -313,7 +313,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0, help="grading seed (default: the course's, .judge/seed)")
     p.add_argument("--memory-gib", type=float, default=6.0)
     p.add_argument("--processes", type=int, default=256)
-    p.add_argument("--wall-seconds", type=float, default=900.0)
+    p.add_argument("--wall-seconds", type=float, default=900.0, help="total time per submission")
+    p.add_argument("--timeout", type=int, default=0, help="time per cell (default: nbgrader's Execute.timeout)")
+    p.add_argument("--probe-seconds", type=float, default=60.0, help="time per hidden test")
     p.add_argument("--require-sandbox", action="store_true")
     p.add_argument("--db", type=Path, default=None, help="gradebook (default: the course's gradebook.db)")
     args = p.parse_args(argv)
@@ -323,7 +325,9 @@ def main(argv: list[str] | None = None) -> int:
         print("refusing to grade without a sandbox (--require-sandbox)", file=sys.stderr)
         return 2
     extra = [f"--JudgeExecute.memory_gib={args.memory_gib}", f"--JudgeExecute.processes={args.processes}",
-             f"--JudgeExecute.wall_seconds={args.wall_seconds}"]
+             f"--JudgeExecute.wall_seconds={args.wall_seconds}", f"--JudgeExecute.probe_seconds={args.probe_seconds}"]
+    if args.timeout:
+        extra.append(f"--JudgeExecute.timeout={args.timeout}")
     if args.seed:
         extra.append(f"--JudgeExecute.seed={args.seed}")
     t0 = time.perf_counter()

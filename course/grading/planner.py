@@ -454,13 +454,19 @@ def table(graded: Graded) -> str:
 def execute(path: Path, grading: bool = False, timeout: int = 300) -> tuple[float, nbformat.NotebookNode]:
     """Execute a notebook top to bottom on a fresh kernel in its own folder; return (seconds, executed notebook).
 
-    ``grading=True`` sets ``NBGRADER_EXECUTION=autograde`` in the kernel, as
+    Hidden-test regions are removed first, so a source notebook runs as a
+    student's notebook with correct answers would. ``grading=True`` sets ``NBGRADER_EXECUTION=autograde`` in the kernel, as
     nbgrader does. Raises ``nbclient`` errors on the first failing cell, and
     ``RuntimeError`` if any code cell was left unexecuted.
     """
     from nbclient import NotebookClient
 
+    from course.grading.worker import strip_hidden_tests
+
     nb = read(path)
+    for cell in nb.cells:  # what a student runs: the solutions, and the test cells without their hidden region
+        if cell.cell_type == "code" and cell.get("metadata", {}).get("nbgrader", {}).get("grade"):
+            cell.source = strip_hidden_tests(cell.source)
     env_extra = {"NBGRADER_EXECUTION": "autograde"} if grading else {}
     old = dict(os.environ)
     os.environ.update(bin_path_env(env_extra))

@@ -35,7 +35,7 @@ from nbclient import NotebookClient
 from nbclient.exceptions import DeadKernelError
 
 from course.grading import wire
-from course.grading.sandbox import Inotify, Limits, Sandbox, Watchdog, detect, kill_tree
+from course.grading.sandbox import Inotify, Limits, Sandbox, Watchdog, descendants, detect, kill_tree
 
 _HIDDEN = re.compile(r"^\s*###\s*BEGIN HIDDEN TESTS\s*$.*?^\s*###\s*END HIDDEN TESTS\s*$\n?", re.M | re.S)
 
@@ -237,6 +237,14 @@ class _Run:
             return "timeout" if content.get("ename") == "CellTimeoutError" else "error"
         return "ok"
 
+    def processes(self) -> int:
+        pid = self.km.process_pid if self.km else None
+        return len(descendants(pid)) if pid else 0
+
+    def crowded(self) -> bool:
+        """Whether the sandbox holds far more processes than a kernel needs (a fork bomb's leftovers)."""
+        return self.processes() > max(24, self.limits.processes // 2)
+
     async def alive(self) -> bool:
         try:
             return bool(self.km and await self.km.is_alive())
@@ -264,7 +272,7 @@ def _replay_cells(nb) -> list[tuple[int, object]]:
     return out
 
 
-async def _restart(run: _Run, why: str, skip: set[int]) -> bool:
+async def _restart(run: _Run, why: str, skip: set[int], upto: int | None = None) -> bool:
     """Restart a dead or stuck kernel and replay the notebook's definitions; return whether it worked."""
     run.result.events.append(f"restarting the kernel: {why}")
     reason = run.watchdog.reason if run.watchdog else ""
@@ -280,7 +288,7 @@ async def _restart(run: _Run, why: str, skip: set[int]) -> bool:
         run.result.events.append(f"the kernel did not start again: {err}")
         return False
     for i, cell in _replay_cells(run.nb):
-        if i in skip:
+        if i in skip or (upto is not None and i >= upto):
             continue
         scratch = nbformat.from_dict(cell)
         status = await run.execute(scratch, i, run.limits.cell_seconds)
@@ -329,15 +337,18 @@ async def _run_async(nb, sandbox: Sandbox, limits: Limits, probes: list[ProbeCod
             if status == "timeout":
                 killed_at.add(index)
                 result.events.append(f"cell {index} timed out after {limits.cell_seconds:g} s")
-                if not await run.responsive():
-                    alive = await _restart(run, f"cell {index} did not stop after an interrupt", killed_at)
+                if run.crowded():
+                    alive = await _restart(run, f"cell {index} left {run.processes()} processes running "
+                                                "(a fork bomb?)", killed_at, upto=index)
+                elif not await run.responsive():
+                    alive = await _restart(run, f"cell {index} did not stop after an interrupt", killed_at, upto=index)
             elif status == "dead":
                 why = run.dead_reason()
                 killed_at.add(index)
                 result.events.append(f"cell {index}: {why}")
                 cell.setdefault("outputs", []).append(nbformat.v4.new_output(
                     "error", ename="KernelDied", evalue=why, traceback=[f"KernelDied: {why}"]))
-                alive = await _restart(run, why, killed_at)
+                alive = await _restart(run, why, killed_at, upto=index)
             if not alive:
                 break
         # 2. Sentinels: does the kernel run the judge's code, and report exceptions?
@@ -407,7 +418,9 @@ async def _one_probe(run: _Run, probe: ProbeCode, seed: int, nonce: int, killed_
         if not rec.get("ok"):
             rec = {"ok": False, "error": f"timed out: the test did not finish within {run.limits.probe_seconds:g} s "
                                          "(an endless loop, or far too slow?)"}
-        if not await run.responsive():
+        if run.crowded():
+            alive = await _restart(run, f"probe {probe.test} left {run.processes()} processes running", killed_at)
+        elif not await run.responsive():
             alive = await _restart(run, f"probe {probe.test} did not stop after an interrupt", killed_at)
     elif status == "dead":
         why = run.dead_reason()

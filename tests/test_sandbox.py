@@ -1,0 +1,162 @@
+"""course.grading.sandbox: what a submission's process can and cannot do (fast checks, no Jupyter kernel)."""
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+import threading
+from pathlib import Path
+
+import pytest
+
+from course.grading import sandbox as sb
+
+MECH = sb.detect()
+needs_bwrap = pytest.mark.skipif(MECH.degraded, reason=f"no sandbox here: {MECH.why}")
+
+
+def run_inside(tmp_path, code: str, limits: sb.Limits | None = None, course_root: Path | None = None,
+               timeout: float = 60, visible=()) -> subprocess.CompletedProcess:
+    work = tmp_path / "box" / "work"
+    box = sb.Sandbox(workdir=work, ipcdir=tmp_path / "box" / "ipc", limits=limits or sb.Limits(),
+                     course_root=course_root, visible=list(visible))
+    box.prepare()
+    box.enter_cgroup()
+    cmd = box.wrap([sys.executable, "-c", textwrap.dedent(code)])
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, preexec_fn=box.preexec,
+                              cwd=work, env={"PATH": "/usr/bin:/bin"})
+    finally:
+        box.cleanup()
+
+
+def test_detect_says_what_it_found():
+    assert MECH.kind in ("bwrap", "none")
+    assert MECH.degraded == (MECH.kind != "bwrap")
+    if MECH.degraded:
+        assert MECH.why
+
+
+@needs_bwrap
+def test_only_the_submission_folder_is_writable_and_the_course_is_invisible(tmp_path):
+    course = tmp_path / "course"
+    (course / "source").mkdir(parents=True)
+    (course / "source" / "secret.txt").write_text("the answers")
+    (course / "gradebook.db").write_text("grades")
+    proc = run_inside(tmp_path, f"""
+        import os
+        print("uid", os.getuid())
+        for p in ({str(course / 'source' / 'secret.txt')!r}, {str(course / 'gradebook.db')!r}, "/etc/shadow",
+                  {str(Path.home() / '.bashrc')!r}):
+            print(p, "visible" if os.path.exists(p) else "absent")
+        open("mine.txt", "w").write("ok")
+        for target in ("/usr/evil", {str(tmp_path / 'escape.txt')!r}, {str(course / 'x')!r}):
+            try:
+                open(target, "w").write("x"); print("wrote", target)
+            except OSError as e:
+                print("refused", target, type(e).__name__)
+        print("env", sorted(k for k in os.environ if k.startswith("COURSE_SECRET")))
+    """, course_root=course)
+    out = proc.stdout
+    assert proc.returncode == 0, proc.stderr
+    assert "secret.txt absent" in out and "gradebook.db absent" in out and "/etc/shadow absent" in out
+    assert "wrote" not in out and out.count("refused") == 3
+    assert (tmp_path / "box" / "work" / "mine.txt").read_text() == "ok"
+    assert not (tmp_path / "escape.txt").exists()
+    if os.geteuid() == 0:
+        assert "uid 0" not in out, "as root, the code inside must drop to an unprivileged uid"
+
+
+@needs_bwrap
+def test_the_instructors_environment_does_not_leak(tmp_path, monkeypatch):
+    monkeypatch.setenv("COURSE_SECRET_TOKEN", "abc")
+    proc = run_inside(tmp_path, "import os; print(sorted(os.environ))")
+    assert "COURSE_SECRET_TOKEN" not in proc.stdout and "NBGRADER" not in proc.stdout
+
+
+@needs_bwrap
+def test_no_network_not_even_to_the_hosts_loopback(tmp_path):
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen()
+    port = srv.getsockname()[1]
+    accepted = []
+    threading.Thread(target=lambda: accepted.append(srv.accept()), daemon=True).start()
+    proc = run_inside(tmp_path, f"""
+        import socket
+        try:
+            socket.create_connection(("127.0.0.1", {port}), timeout=3); print("connected")
+        except OSError as e:
+            print("refused", type(e).__name__)
+    """)
+    srv.close()
+    assert "refused" in proc.stdout and not accepted
+
+
+def test_memory_cap_refuses_a_huge_allocation(tmp_path):
+    proc = run_inside(tmp_path, """
+        try:
+            b = bytearray(3 * 1024 ** 3); b[::4096] = b"x" * len(b[::4096]); print("allocated")
+        except MemoryError:
+            print("MemoryError")
+    """, limits=sb.Limits(memory_bytes=1024 ** 3))
+    assert "MemoryError" in proc.stdout or proc.returncode != 0
+    assert "allocated" not in proc.stdout
+
+
+def test_process_cap_stops_a_fork_bomb(tmp_path):
+    proc = run_inside(tmp_path, """
+        import os, time
+        n = 0
+        for _ in range(400):
+            try:
+                pid = os.fork()
+            except OSError:
+                break
+            if pid == 0:
+                time.sleep(20); os._exit(0)
+            n += 1
+        print("forked", n, flush=True)
+        os._exit(0)
+    """, limits=sb.Limits(processes=32), timeout=60)
+    forked = int(proc.stdout.split()[-1])
+    assert forked < 40, f"the process cap did not hold: {forked} forks"
+
+
+def test_watchdog_kills_a_tree_over_its_wall_time(tmp_path):
+    import time
+    p = subprocess.Popen([sys.executable, "-c", "import subprocess, sys, time; "
+                          "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); time.sleep(60)"],
+                         start_new_session=True)
+    time.sleep(1.0)
+    dog = sb.Watchdog(p.pid, sb.Limits(), deadline=time.monotonic() + 0.5, interval=0.1)
+    dog.start()
+    p.wait(timeout=20)
+    dog.join(timeout=5)
+    assert dog.reason.startswith("wall time") and dog.peak_processes >= 2
+    assert p.returncode is not None
+
+
+def test_inotify_reports_a_read_of_a_decoy(tmp_path):
+    decoy = tmp_path / "gradebook.db"
+    decoy.write_text("decoy")
+    watch = sb.Inotify()
+    watch.watch(decoy)
+    if watch.fd < 0:
+        pytest.skip("inotify unavailable")
+    assert watch.hits() == []
+    decoy.read_text()
+    assert watch.hits() == [str(decoy)]
+    watch.close()
+
+
+def test_mountable_never_exposes_home_or_course(tmp_path):
+    course = tmp_path / "course"
+    (course / "course").mkdir(parents=True)
+    (course / "course" / "__init__.py").write_text("")
+    forbidden = [Path.home().resolve(), course.resolve()]
+    assert not sb._mountable(course, forbidden, course)
+    assert not sb._mountable(course / "source", forbidden, course)
+    assert sb._mountable(course / "course", forbidden, course)
+    assert not sb._mountable(Path("/"), forbidden, course)
+    assert sb._mountable(Path("/usr/lib/python3"), forbidden, course)

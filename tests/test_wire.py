@@ -1,0 +1,113 @@
+"""course.grading.wire: what crosses from a student's kernel to the judge is plain data that cannot run code."""
+import io
+import os
+import pickle
+
+import numpy as np
+import pytest
+import torch
+
+from course.checks import Opaque, describe
+from course.grading import wire
+
+
+def roundtrip(value):
+    return wire.loads(wire.dumps({"ok": True, "value": wire.encode(value), "nonce": 3}))
+
+
+def test_plain_values_survive_with_their_types():
+    value = {"t": torch.arange(6.).reshape(2, 3), "i": 3, "f": 2.5, "b": True, "s": "x", "n": None,
+             "tup": (1, [2, 3]), "size": torch.Size([2, 3]), "dtype": torch.float16, "dev": torch.device("cpu"),
+             "c": 1 + 2j, "set": {1, 2}, "by": b"ab", 7: "int key"}
+    got = roundtrip(value)
+    assert got["ok"] is True and got["nonce"] == 3
+    v = got["value"]
+    assert type(v["t"]) is torch.Tensor and torch.equal(v["t"], value["t"])
+    assert type(v["i"]) is int and type(v["f"]) is float and v["b"] is True and v["n"] is None
+    assert type(v["tup"]) is tuple and type(v["tup"][1]) is list
+    assert type(v["size"]) is torch.Size and v["size"] == (2, 3)
+    assert v["dtype"] is torch.float16 and v["dev"] == torch.device("cpu")
+    assert v["c"] == 1 + 2j and v["set"] == {1, 2} and v["by"] == b"ab" and v[7] == "int key"
+
+
+def test_tensors_are_detached_copies_and_subclasses_become_plain():
+    x = torch.ones(3, requires_grad=True)
+    y = torch.nn.Parameter(torch.ones(2))
+    got = roundtrip({"g": x * 2, "p": y, "view": torch.arange(10.)[::2]})["value"]
+    assert type(got["g"]) is torch.Tensor and not got["g"].requires_grad and got["g"].grad_fn is None
+    assert type(got["p"]) is torch.Tensor
+    assert got["view"].tolist() == [0., 2., 4., 6., 8.]
+
+
+def test_numpy_round_trips_as_numpy():
+    got = roundtrip({"a": np.arange(4, dtype=np.int16), "s": np.float32(1.5)})["value"]
+    assert type(got["a"]) is np.ndarray and got["a"].dtype == np.int16 and got["a"].tolist() == [0, 1, 2, 3]
+    assert type(got["s"]) is np.float32 and got["s"] == 1.5
+
+
+class Sneaky(int):
+    def __eq__(self, other):
+        return True
+
+
+def test_everything_else_becomes_opaque():
+    got = roundtrip({"m": torch.nn.Linear(2, 2), "f": len, "sub": Sneaky(3)})["value"]
+    for key in ("m", "f", "sub"):
+        assert type(got[key]) is Opaque
+    assert "Linear" in got["m"].type_name and "Sneaky" in got["sub"].type_name
+    assert describe(got["m"]).startswith("an object of type torch.nn")
+
+
+def test_deep_or_huge_structures_are_cut():
+    deep = []
+    cur = deep
+    for _ in range(100):
+        cur.append([])
+        cur = cur[0]
+    got = roundtrip(deep)["value"]
+    depth = 0
+    while type(got) is list and got:
+        got = got[0]
+        depth += 1
+    assert depth <= wire.MAX_DEPTH + 1 and type(got) is Opaque
+
+
+class Exploit:
+    def __reduce__(self):
+        return (os.system, ("touch /tmp/course-wire-pwned",))
+
+
+def test_a_pickle_that_runs_code_is_refused(tmp_path):
+    path = tmp_path / "r.pt"
+    torch.save({"ok": True, "value": Exploit()}, path)
+    with pytest.raises(ValueError, match="could not be read safely"):
+        wire.read_result(path)
+    raw = pickle.dumps({"ok": True, "value": Exploit()})
+    with pytest.raises(ValueError):
+        wire.loads(raw)
+    assert not os.path.exists("/tmp/course-wire-pwned")
+
+
+def test_malformed_records_are_refused(tmp_path):
+    with pytest.raises(ValueError, match="no result"):
+        wire.read_result(tmp_path / "missing.pt")
+    buf = io.BytesIO()
+    torch.save([1, 2], buf)
+    with pytest.raises(ValueError, match="not a result record"):
+        wire.loads(buf.getvalue())
+    with pytest.raises(ValueError, match="more than"):
+        wire.loads(b"x" * (wire.MAX_RESULT_BYTES + 1))
+
+
+def test_run_probe_outside_ipython_records_errors(tmp_path):
+    out = tmp_path / "r.pt"
+    wire.run_probe("def p(seed):\n    return {'seed': seed, 'x': torch.zeros(2)}\n", "p", 5, str(out), nonce=9)
+    rec = wire.read_result(out)
+    assert rec["ok"] is False and "NameError" in rec["error"]  # the notebook's namespace has no torch here
+    wire.run_probe("import torch\ndef p(seed):\n    return {'seed': seed, 'r': torch.rand(1)}\n", "p", 5, str(out), nonce=9)
+    rec = wire.read_result(out)
+    assert rec["ok"] and rec["value"]["seed"] == 5 and rec["nonce"] == 9
+    torch.manual_seed(5)
+    assert torch.equal(rec["value"]["r"], torch.rand(1)), "the probe runs right after seeding with its seed"
+    wire.run_probe("def p(seed):\n    raise SystemExit(3)\n", "p", 1, str(out))
+    assert "SystemExit" in wire.read_result(out)["error"]
