@@ -2,6 +2,8 @@
 
 * ``autograde CHAPTER [--force]``: grade every ``submitted/<student>/CHAPTER/``
   through the judge (the documented way to grade; ``make autograde``).
+* ``grade-class CHAPTER... [--jobs N] [--force]``: a whole class, in parallel,
+  resumable, with damaged submissions repaired or reported (``make grade-class``).
 * ``references CHAPTER --out FILE``: compute the reference results (used by the
   in-kernel path of stock ``nbgrader autograde``).
 * ``check``, ``run``, ``demo``, ``release``: the known-answer harness (see
@@ -18,6 +20,9 @@ def main(argv: list[str] | None = None) -> int:
     if command == "autograde":
         from course.grading.autograde import main as autograde_main
         return autograde_main(argv[1:])
+    if command == "grade-class":
+        from course.grading.classgrade import main as class_main
+        return class_main(argv[1:])
     if command == "references":
         from course.grading.inkernel import references_main
         return references_main(argv[1:])

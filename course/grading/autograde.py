@@ -59,11 +59,13 @@ def graded_ids(nb) -> list[str]:
     return [nb_meta(c)["grade_id"] for c in nb.cells if nb_meta(c).get("grade")]
 
 
-def verdicts_for(chapter: str, root: Path, result: WorkerResult, seed: int, limits: Limits) -> dict[str, Verdict]:
-    """Judge every grade cell of a worker's result against the references."""
+def verdicts_for(chapter: str, root: Path, result: WorkerResult, seed: int, limits: Limits,
+                 refs: dict | None = None) -> dict[str, Verdict]:
+    """Judge every grade cell of a worker's result against the references (computed here unless given)."""
     judge = load(chapter, root)
     t0 = time.perf_counter()
-    refs = references.compute(chapter, root, seed, limits, judge)
+    if refs is None:
+        refs = references.compute(chapter, root, seed, limits, judge)
     result.reference_seconds = time.perf_counter() - t0
     out = {}
     for test in graded_ids(result.notebook):
@@ -163,6 +165,7 @@ class JudgeExecute(NbGraderPreprocessor):
     require_sandbox = Bool(False, help="refuse to grade where bubblewrap is unavailable").tag(config=True)
     course_root = Unicode("", help="course folder (default: the working directory)").tag(config=True)
     precomputed = Unicode("", help="folder of worker results computed in parallel (course.grading.classgrade)").tag(config=True)
+    references_file = Unicode("", help="reference results computed beforehand by the grading command").tag(config=True)
 
     def preprocess(self, nb, resources):
         root = Path(self.course_root or os.getcwd()).resolve()
@@ -182,7 +185,8 @@ class JudgeExecute(NbGraderPreprocessor):
             files = Path(resources.get("metadata", {}).get("path") or ".")
             result = run_submission(nb, chapter, student, judge.codes(), seed, files=files, limits=limits,
                                     course_root=root, threads=self.threads or None)
-        verdicts = verdicts_for(chapter, root, result, seed, limits)
+        refs = references.load_saved(Path(self.references_file)) if self.references_file else None
+        verdicts = verdicts_for(chapter, root, result, seed, limits, refs)
         out = result.notebook
         rewrite_grade_cells(out, verdicts, result.kernel_status)
         report = report_for(chapter, student, out, result, verdicts, seed)

@@ -613,3 +613,79 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     return demo()
 
+
+
+# --- damaged submissions (what comes back from real students' editors) ----------------------------
+
+def _solution_nb(course: Path, assignment: str, release_dir: Path) -> dict:
+    import json
+    sub = Submission("x", {})
+    nb = build_notebook(read(release_dir / notebook_path(assignment, course).name),
+                        read(notebook_path(assignment, course)), sub.replacements)
+    return json.loads(nbformat.writes(nb))
+
+
+def write_damaged(course: Path, assignment: str, release_dir: Path) -> dict[str, tuple[str, bool]]:
+    """Write one damaged copy of the reference solutions per kind of damage into ``submitted/damaged-<kind>/``.
+
+    Returns ``{student: (what was done, whether full marks are expected after repair)}``.
+    """
+    import json
+    import random as _random
+
+    name = notebook_path(assignment, course).name
+    base = _solution_nb(course, assignment, release_dir)
+    cells = base["cells"]
+    sol_idx = [i for i, c in enumerate(cells) if c.get("metadata", {}).get("nbgrader", {}).get("solution")]
+    test_idx = [i for i, c in enumerate(cells) if c.get("metadata", {}).get("nbgrader", {}).get("grade")]
+    out: dict[str, tuple[str, bool]] = {}
+
+    def put(student: str, nb_or_text, what: str, full: bool, filename: str = name) -> None:
+        d = course / "submitted" / student / assignment
+        d.mkdir(parents=True, exist_ok=True)
+        text = nb_or_text if isinstance(nb_or_text, str) else json.dumps(nb_or_text, indent=1)
+        (d / filename).write_text(text)
+        out[student] = (what, full)
+
+    def copy():
+        return json.loads(json.dumps(base))
+
+    put("damaged-invalid-json", json.dumps(base)[: len(json.dumps(base)) // 2], "truncated JSON", False)
+    put("damaged-renamed", copy(), "saved as 'name (1).ipynb'", True, filename=name.replace(".ipynb", " (1).ipynb"))
+    nb = copy()
+    del nb["cells"][test_idx[0]]
+    put("damaged-deleted-cells", nb, "a test cell deleted", True)
+    nb = copy()
+    nb["cells"].insert(sol_idx[0] + 1, json.loads(json.dumps(nb["cells"][sol_idx[0]])))
+    nb["cells"].insert(test_idx[-1] + 2, json.loads(json.dumps(nb["cells"][test_idx[-1] + 1])))
+    put("damaged-duplicated-cells", nb, "a solution cell and a test cell duplicated", True)
+    nb = copy()
+    c = nb["cells"][sol_idx[0]]
+    c["cell_type"] = "markdown"
+    c.pop("outputs", None)
+    c.pop("execution_count", None)
+    put("damaged-retyped-cell", nb, "a solution cell turned into markdown", True)
+    nb = copy()
+    first_md = max(i for i in range(sol_idx[0]) if nb["cells"][i]["cell_type"] == "markdown")
+    block = nb["cells"][first_md:sol_idx[1]] if len(sol_idx) > 1 else []
+    if block:
+        rest = nb["cells"][:first_md] + nb["cells"][sol_idx[1]:]
+        nb["cells"] = rest[:-2] + block + rest[-2:]
+    put("damaged-reordered-cells", nb, "the first exercise moved to the end", True)
+    nb = copy()
+    for i in sol_idx:
+        nb["cells"][i]["metadata"]["nbgrader"]["grade_id"] += "-renamed"
+    put("damaged-changed-grade-ids", nb, "every solution cell's grade_id changed", True)
+    nb = copy()
+    for c in nb["cells"]:
+        c["metadata"] = {}
+        c.pop("id", None)
+    nb["nbformat_minor"] = 4
+    put("damaged-stripped-metadata", nb, "all cell metadata and ids stripped (as some editors do)", True)
+    nb = copy()
+    rng = _random.Random(0)
+    blob = "".join(rng.choice("abcdef0123456789") for _ in range(1024)) * (60 * 1024)
+    nb["cells"][sol_idx[0] - 1 if cells[sol_idx[0] - 1]["cell_type"] == "code" else sol_idx[0]]["outputs"] = [
+        {"output_type": "stream", "name": "stdout", "text": blob}]
+    put("damaged-huge-outputs", nb, "60 MiB of output saved in the notebook", True)
+    return out

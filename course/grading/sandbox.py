@@ -337,6 +337,12 @@ class Sandbox:
             "PYTHONWARNINGS": "ignore::DeprecationWarning",
             "PYDEVD_DISABLE_FILE_VALIDATION": "1",
         }
+        # The course helpers as the judge imports them (an editable install's finder maps them to the same
+        # folder; PYTHONPATH also covers a copy of the course elsewhere).
+        import importlib.util
+        spec = importlib.util.find_spec("course")
+        if spec and spec.submodule_search_locations:
+            env["PYTHONPATH"] = str(Path(list(spec.submodule_search_locations)[0]).resolve().parent)
         if self.threads:
             for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
                 env[var] = str(self.threads)

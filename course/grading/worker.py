@@ -67,6 +67,7 @@ class WorkerResult:
     restarts: int = 0
     peak_memory: int = 0
     reference_seconds: float = 0.0
+    raw: dict[str, bytes] = field(default_factory=dict)  # probe test -> the result file's bytes, as written inside
 
 
 def strip_hidden_tests(source: str) -> str:
@@ -412,7 +413,8 @@ async def _one_probe(run: _Run, probe: ProbeCode, seed: int, nonce: int, killed_
     rec: dict
     try:
         rec = wire.read_result(out)
-    except ValueError as err:
+        run.result.raw[probe.test] = out.read_bytes()
+    except (ValueError, OSError) as err:
         rec = {"ok": False, "error": str(err)}
     if status == "timeout":
         if not rec.get("ok"):

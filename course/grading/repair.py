@@ -1,0 +1,254 @@
+"""Damaged submissions: find the student's answers in whatever came back, and rebuild a gradable notebook.
+
+Students' notebooks come back renamed (``01_dynamic_graphs (1).ipynb``),
+with cells deleted, duplicated, re-typed or moved, with nbgrader's metadata
+stripped by another editor (VS Code, Colab), with huge outputs, or not even
+valid JSON. :func:`stage` never modifies the submitted file: it writes a
+staged copy that nbgrader can grade, and returns a :class:`Repair` saying
+what it found and did.
+
+The rule: the release decides the notebook's structure. Every nbgrader cell
+of the release is put back in its place (nbgrader restores locked and test
+cells from the gradebook anyway); each solution cell gets the student's code,
+found by its grade_id, else by its cell id, else by its ``def``/``class``
+signature; the student's own extra cells stay after the cell they followed.
+An answer that cannot be found is graded as unanswered, and the report says
+so. A file that is not a notebook at all is graded as the untouched release
+(zero), and the report says that too; the original stays in ``submitted/``.
+"""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+
+HUGE_BYTES = 50 * 2 ** 20
+
+
+@dataclass
+class Repair:
+    """What :func:`stage` found in one submission."""
+
+    student: str
+    chapter: str
+    damaged: list[str] = field(default_factory=list)   # unrecoverable problems (graded as unanswered/empty)
+    repaired: list[str] = field(default_factory=list)  # problems fixed from the release
+    source_file: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return not self.damaged and not self.repaired
+
+
+def _meta(cell) -> dict:
+    return cell.get("metadata", {}).get("nbgrader", {}) if isinstance(cell.get("metadata"), dict) else {}
+
+
+def _text(cell) -> str:
+    src = cell.get("source", "")
+    return "".join(src) if isinstance(src, list) else str(src)
+
+
+def _signature(source: str) -> str | None:
+    """The first ``def name(`` or ``class Name`` of a solution cell (how an answer is recognised without metadata)."""
+    m = re.search(r"^(def|class)\s+([A-Za-z_]\w*)", source, re.M)
+    return f"{m.group(1)} {m.group(2)}" if m else None
+
+
+def _load(path: Path, report: Repair) -> dict | None:
+    size = path.stat().st_size
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8", errors="replace"))
+    except (ValueError, UnicodeDecodeError) as err:
+        report.damaged.append(f"{path.name} is not valid JSON ({str(err)[:80]}): graded as the untouched release")
+        return None
+    if not isinstance(raw, dict) or not isinstance(raw.get("cells"), list):
+        report.damaged.append(f"{path.name} is JSON but not a notebook: graded as the untouched release")
+        return None
+    if size > HUGE_BYTES:
+        report.repaired.append(f"{path.name} is {size / 2**20:.0f} MiB (outputs): outputs dropped before grading")
+    for c in raw["cells"]:
+        if isinstance(c, dict) and c.get("cell_type") == "code":
+            c["outputs"], c["execution_count"] = [], None
+    return raw
+
+
+def find_notebook(folder: Path, expected: str, release_nb: dict, report: Repair) -> Path | None:
+    """The submitted notebook: ``expected`` if present, else the one notebook that looks most like the release."""
+    exact = folder / expected
+    if exact.is_file():
+        return exact
+    candidates = sorted(p for p in folder.glob("*.ipynb") if not p.name.startswith("."))
+    if not candidates:
+        report.damaged.append(f"no notebook in the submission (expected {expected}): graded as unanswered")
+        return None
+    ids = {_meta(c).get("grade_id") for c in release_nb["cells"]} - {None}
+
+    def score(p: Path) -> int:
+        try:
+            return sum(1 for c in json.loads(p.read_text(errors="replace")).get("cells", [])
+                       if _meta(c).get("grade_id") in ids)
+        except (ValueError, AttributeError):
+            return -1
+    best = max(candidates, key=score)
+    report.repaired.append(f"the notebook was renamed: graded {best.name} as {expected}")
+    return best
+
+
+def rebuild(student_nb: dict, release_nb: dict, report: Repair) -> nbformat.NotebookNode:
+    """The release's structure with the student's answers and extra cells (see the module docstring)."""
+    release_cells = release_nb["cells"]
+    by_gid: dict[str, list[int]] = {}
+    by_id: dict[str, int] = {}
+    by_sig: dict[str, list[int]] = {}
+    by_text: dict[str, list[int]] = {}
+    cells = [c for c in student_nb.get("cells", []) if isinstance(c, dict)]
+    for i, c in enumerate(cells):
+        by_text.setdefault(_text(c).strip(), []).append(i)
+        gid = _meta(c).get("grade_id")
+        if gid:
+            by_gid.setdefault(gid, []).append(i)
+        if isinstance(c.get("id"), str):
+            by_id.setdefault(c["id"], i)
+        sig = _signature(_text(c))
+        if sig:
+            by_sig.setdefault(sig, []).append(i)
+    release_ids = {rc.get("id") for rc in release_cells}
+    release_sources = {_text(rc).strip() for rc in release_cells}
+    used: set[int] = set()
+    placed: list[tuple[int, int]] = []  # (release index, student index) for matched cells
+    answers: dict[int, str] = {}
+    fixes = {"metadata": 0, "retyped": 0, "duplicates": 0, "missing": 0}
+    for r_i, rc in enumerate(release_cells):
+        m = _meta(rc)
+        gid = m.get("grade_id")
+        match = None
+        if gid and by_gid.get(gid):
+            match = by_gid[gid][0]
+            if len(by_gid[gid]) > 1:  # copies stay as plain cells after it, as nbgrader's DeduplicateIds leaves them
+                fixes["duplicates"] += len(by_gid[gid]) - 1
+        elif rc.get("id") in by_id and by_id[rc["id"]] not in used:
+            match = by_id[rc["id"]]
+            if gid:
+                fixes["metadata"] += 1
+        elif m.get("solution"):
+            sig = _signature(_text(rc))
+            options = [i for i in by_sig.get(sig, []) if i not in used] if sig else []
+            if options:
+                match = options[-1]  # the last definition wins, as it would when the notebook runs
+                fixes["metadata"] += 1
+        elif gid:
+            options = [i for i in by_text.get(_text(rc).strip(), []) if i not in used]
+            if options:  # a locked or test cell whose metadata was stripped, recognised by its text
+                match = options[0]
+                fixes["metadata"] += 1
+        if match is not None and match not in used:
+            used.add(match)
+            placed.append((r_i, match))
+            if m.get("solution"):
+                if cells[match].get("cell_type") != rc.get("cell_type"):
+                    fixes["retyped"] += 1
+                answers[r_i] = _text(cells[match])
+        elif gid:
+            if m.get("solution"):
+                report.damaged.append(f"could not find your answer to {gid}: graded as unanswered")
+            else:
+                fixes["missing"] += 1
+    # Extra cells (the student's own): keep them after the matched cell they followed.
+    after: dict[int, list[int]] = {}
+    anchor = -1
+    student_to_release = {s: r for r, s in placed}
+    for i, c in enumerate(cells):
+        if i in student_to_release:
+            anchor = student_to_release[i]
+        elif i not in used and c.get("cell_type") in ("code", "markdown", "raw"):
+            text = _text(c).strip()
+            if c.get("id") in release_ids or text in release_sources:
+                continue  # a copy of a release cell whose metadata was lost: the release's own is used
+            after.setdefault(anchor, []).append(i)
+    order_student = [s for _, s in sorted(placed)]
+    if order_student != sorted(order_student):
+        report.repaired.append("cells were moved: put back in the release's order")
+    out = nbformat.v4.new_notebook()
+    out.metadata = json.loads(json.dumps(release_nb.get("metadata", {})))
+
+    def extra(i: int):
+        c = cells[i]
+        kind = c.get("cell_type")
+        text = _text(c)
+        new = nbformat.v4.new_code_cell(text) if kind == "code" else nbformat.v4.new_markdown_cell(text) \
+            if kind == "markdown" else nbformat.v4.new_raw_cell(text)
+        new.metadata = {k: v for k, v in (c.get("metadata") or {}).items() if k != "nbgrader"}
+        return new
+
+    for i in after.get(-1, []):
+        out.cells.append(extra(i))
+    for r_i, rc in enumerate(release_cells):
+        new = nbformat.from_dict(json.loads(json.dumps(rc)))
+        if r_i in answers:
+            new.source = answers[r_i]
+        out.cells.append(new)
+        for i in after.get(r_i, []):
+            out.cells.append(extra(i))
+    for kind, n in fixes.items():
+        if n:
+            report.repaired.append({"metadata": f"nbgrader metadata restored on {n} cell(s) (recognised by id, signature or text)",
+                                    "retyped": f"{n} answer cell(s) had been turned into markdown/raw: made code again",
+                                    "duplicates": f"{n} duplicated nbgrader cell(s): the first copy graded, the others kept as plain cells",
+                                    "missing": f"{n} deleted locked or test cell(s) restored from the release"}[kind])
+    return out
+
+
+def intact(student_nb: dict, release_nb: dict) -> bool:
+    """Whether every nbgrader cell of the release is present once, in order, with its type: nothing to repair."""
+    want = [(_meta(c).get("grade_id"), c.get("cell_type")) for c in release_nb["cells"] if _meta(c).get("grade_id")]
+    got = [(_meta(c).get("grade_id"), c.get("cell_type")) for c in student_nb.get("cells", [])
+           if isinstance(c, dict) and _meta(c).get("grade_id")]
+    return got == want
+
+
+def stage(submitted: Path, staged: Path, chapter: str, release_nb_path: Path, student: str) -> Repair:
+    """Write a gradable copy of ``submitted`` (one student's chapter folder) into ``staged``; return the repair report."""
+    report = Repair(student=student, chapter=chapter)
+    release_nb = json.loads(release_nb_path.read_text())
+    expected = release_nb_path.name
+    if staged.exists():
+        shutil.rmtree(staged)
+    staged.mkdir(parents=True)
+    for item in submitted.iterdir():  # the student's other files, and nbgrader's timestamp.txt
+        if item.suffix == ".ipynb" or item.name.startswith("."):
+            continue
+        if item.is_file():
+            shutil.copy2(item, staged / item.name)
+        elif item.is_dir():
+            shutil.copytree(item, staged / item.name, symlinks=False, ignore_dangling_symlinks=True)
+    path = find_notebook(submitted, expected, release_nb, report)
+    student_nb = _load(path, report) if path is not None else None
+    if path is not None:
+        report.source_file = path.name
+    if student_nb is None:
+        nb = nbformat.from_dict(release_nb)
+    elif intact(student_nb, release_nb):
+        nb = nbformat.from_dict(student_nb)
+        nb.nbformat, nb.nbformat_minor = 4, max(5, int(nb.get("nbformat_minor", 5) or 5))
+    else:
+        nb = rebuild(student_nb, release_nb, report)
+    for c in nb.cells:  # ids must be valid and unique for nbformat 4.5
+        if not isinstance(c.get("id"), str) or not re.fullmatch(r"[a-zA-Z0-9-_]{1,64}", c.get("id", "")):
+            c["id"] = None
+    seen = set()
+    for i, c in enumerate(nb.cells):
+        if c.get("id") is None or c["id"] in seen:
+            c["id"] = f"cell-{i}"
+        seen.add(c["id"])
+    try:
+        nbformat.validate(nb)
+    except nbformat.ValidationError as err:
+        report.repaired.append(f"notebook format problems fixed ({str(err).splitlines()[0][:80]})")
+        nb = rebuild(json.loads(json.dumps(nb)), release_nb, report)
+    nbformat.write(nb, str(staged / expected))
+    return report
