@@ -6,7 +6,8 @@ Run nbgrader from this folder with the virtual environment's bin/ on PATH
 c = get_config()  # noqa: F821  (provided by nbgrader)
 
 c.CourseDirectory.course_id = "pytorch-internals"
-c.CourseDirectory.root = "."
+# Absolute, so that nbgrader does not warn "root '.' is not absolute" on every call.
+c.CourseDirectory.root = __import__("os").path.dirname(__import__("os").path.abspath(__file__))  # noqa: F821
 c.CourseDirectory.source_directory = "source"
 c.CourseDirectory.release_directory = "release"
 c.CourseDirectory.submitted_directory = "submitted"
@@ -60,3 +61,8 @@ if _os.environ.get("COURSE_GRADING", "judge") != "stock":
     c.Autograde.autograde_preprocessors = [
         JudgeExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput,
         SaveAutoGrades, JudgeRecord, AssignLatePenalties, CheckCellMetadata]
+
+# Validate (the toolbar button and `nbgrader validate`): a summary, then the first failures in a few lines.
+from course.validate import install as _short_validate  # noqa: E402
+
+_short_validate()

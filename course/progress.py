@@ -161,11 +161,27 @@ def summary(chapter: str, folder: str | Path = ".", save: bool = True) -> None:
 
 
 def saved(folder: str | Path) -> dict[str, dict]:
-    """Read every ``.progress/<chapter>.json`` below ``folder`` (for the landing page)."""
+    """Read every ``.progress/<chapter>.json`` one or two levels below ``folder`` (for the landing page)."""
     out = {}
-    for p in sorted(Path(folder).glob("*/.progress/*.json")):
+    for p in sorted([*Path(folder).glob("*/.progress/*.json"), *Path(folder).glob("*/*/.progress/*.json")]):
         try:
             out[p.stem] = json.loads(p.read_text())
         except (OSError, ValueError):
             continue
     return out
+
+
+def overview(folder: str | Path = ".") -> None:
+    """Print, per chapter, the visible tests passing when its progress cell last ran (the landing page's cell)."""
+    found = saved(folder)
+    if not found:
+        print("No progress recorded yet: run a chapter's last cell (its progress cell) to record it.")
+        return
+    for chapter, data in sorted(found.items()):
+        rows = data.get("exercises", [])
+        tests = sum(r["tests"] for r in rows)
+        passed = sum(r["passed"] for r in rows)
+        points = sum(r["points"] for r in rows)
+        done = sum(1 for r in rows if r["tests"] and r["passed"] == r["tests"])
+        print(f"{chapter:<24} {passed:>3}/{tests:<3} visible tests passing, {done}/{len(rows)} exercises done "
+              f"({points:g} points)   saved {data.get('saved', '?')}")

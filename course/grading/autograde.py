@@ -321,7 +321,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--timeout", type=int, default=0, help="time per cell (default: nbgrader's Execute.timeout)")
     p.add_argument("--probe-seconds", type=float, default=60.0, help="time per hidden test")
     p.add_argument("--require-sandbox", action="store_true")
-    p.add_argument("--db", type=Path, default=None, help="gradebook (default: the course's gradebook.db)")
+    p.add_argument("--db", type=Path, default=None, help="a SQLite gradebook file (default: the course's gradebook.db)")
+    p.add_argument("--db-url", default=None, help="any gradebook URL nbgrader accepts (e.g. postgresql://user@host/db)")
     args = p.parse_args(argv)
     root = Path.cwd()
     print(banner(), flush=True)
@@ -335,6 +336,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.seed:
         extra.append(f"--JudgeExecute.seed={args.seed}")
     t0 = time.perf_counter()
+    if args.db_url:
+        extra.append(f"--CourseDirectory.db_url={args.db_url}")
     proc = run_nbgrader_autograde(args.chapter, root, args.force, args.student, args.db, extra)
     sys.stdout.write(proc.stdout[-6000:])
     if proc.returncode != 0:

@@ -1,0 +1,180 @@
+"""``make bench``: measure what the test suite only guards with tripwires.
+
+1. **Chapters.** For each chapter: student mode (the student's notebook with
+   correct answers, top to bottom in a fresh kernel, as a student runs it)
+   and grading mode (one submission through the judge: the sandboxed run of
+   the submission plus the reference run), against the budgets (120 s and
+   60 s on 2 cores).
+2. **Class grading.** A class of at least 16 submissions over two chapters
+   (reference solutions, the untouched release, mutants, alternatives,
+   attacks, damaged notebooks) is graded three ways in one run: stock
+   sequential ``nbgrader autograde`` (in-kernel, ``COURSE_GRADING=stock``),
+   ``grade-class --jobs 1`` and ``grade-class --jobs 2`` (judge and sandbox).
+   It prints the throughput ratio against stock, and the judge's
+   per-submission overhead over a bare nbclient execution of the same
+   notebook (targets: >= 1.5x stock on 2 cores; overhead <= 1.5x).
+
+Results are printed and saved to ``.bench/latest.json`` (git-ignored).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from course.grading import planner, references  # noqa: E402
+from course.grading.worker import run_submission  # noqa: E402
+
+STUDENT_BUDGET, GRADING_BUDGET = 120.0, 60.0
+
+
+def bare_execute(nb_path: Path, env_extra: dict[str, str]) -> float:
+    """Seconds to execute a notebook with nbclient in its folder, nothing else (the overhead baseline)."""
+    from nbclient import NotebookClient
+
+    from course.grading.worker import strip_hidden_tests
+    nb = planner.read(nb_path)
+    for c in nb.cells:
+        if c.cell_type == "code" and c.get("metadata", {}).get("nbgrader", {}).get("grade"):
+            c.source = strip_hidden_tests(c.source)
+    old = dict(os.environ)
+    os.environ.update(planner.bin_path_env(env_extra))
+    try:
+        t0 = time.perf_counter()
+        NotebookClient(nb, timeout=600, kernel_name="python3", allow_errors=True,
+                       resources={"metadata": {"path": str(nb_path.parent)}}).execute()
+        return time.perf_counter() - t0
+    finally:
+        os.environ.clear()
+        os.environ.update(old)
+
+
+def bench_chapters(chapters: list[str], seed: int) -> list[dict]:
+    rows = []
+    for ch in chapters:
+        student, _ = planner.execute(planner.notebook_path(ch), grading=False, timeout=900)
+        from course.grading.judge import load
+        judge = load(ch, REPO)
+        t0 = time.perf_counter()
+        references._CACHE.clear()
+        references.compute(ch, REPO, seed, judge=judge)
+        ref_seconds = time.perf_counter() - t0
+        nb = references.reference_notebook(ch, REPO)
+        t0 = time.perf_counter()
+        result = run_submission(nb, ch, "bench", judge.codes(), seed, files=REPO / "source" / ch, course_root=REPO)
+        sub_seconds = time.perf_counter() - t0
+        graded = ref_seconds + sub_seconds
+        rows.append({"chapter": ch, "student_s": round(student, 1), "graded_s": round(graded, 1),
+                     "submission_s": round(sub_seconds, 1), "reference_s": round(ref_seconds, 1),
+                     "probe_failures": sum(1 for r in result.results.values() if not r.get("ok"))})
+        print(f"{ch:<24} student {student:6.1f} s (budget {STUDENT_BUDGET:g})   graded {graded:6.1f} s "
+              f"= submission {sub_seconds:5.1f} + reference {ref_seconds:5.1f} (budget {GRADING_BUDGET:g})"
+              f"{'   OVER BUDGET' if student > STUDENT_BUDGET or graded > GRADING_BUDGET else ''}", flush=True)
+    return rows
+
+
+def build_class(work: Path, chapters: list[str]) -> tuple[Path, int]:
+    course = planner.make_course(work / "course", chapters, REPO)
+    (course / "tests").symlink_to(REPO / "tests")
+    n = 0
+    for ch in chapters:
+        rel = planner.generate(course, ch, course / "gradebook.db")
+        subs = [s for s in planner.plan(ch, course, tamper=False, attacks=True)
+                if not s.student.startswith("attack-") or s.student in ("attack-blank-later-cells",
+                                                                         "attack-swallow-exceptions")]
+        planner.write_submissions(course, ch, subs, rel)
+        damaged = planner.write_damaged(course, ch, rel)
+        keep = {"damaged-invalid-json", "damaged-renamed", "damaged-stripped-metadata"}
+        import shutil
+        for student in damaged:
+            if student not in keep:
+                shutil.rmtree(course / "submitted" / student / ch)
+        n += len(subs) + len(keep)
+    for d in (course / "submitted").iterdir():
+        if not any(d.iterdir()):
+            d.rmdir()
+    return course, n
+
+
+def bench_class(chapters: list[str], seed: int) -> dict:
+    import shutil
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}",
+               COURSE_JUDGE_SEED=str(seed), HF_HUB_OFFLINE="1")
+    env.pop("MPLBACKEND", None)
+    out: dict = {"chapters": chapters}
+    base = Path(tempfile.mkdtemp(prefix="bench-class-"))
+    course, n = build_class(base / "a", chapters)
+    out["submissions"] = n
+    print(f"class: {n} submissions over {', '.join(chapters)}", flush=True)
+    # Stock sequential nbgrader, in-kernel.
+    t0 = time.perf_counter()
+    for ch in chapters:
+        subprocess.run([str(Path(sys.executable).parent / "nbgrader"), "autograde", ch, "--force"], cwd=course,
+                       env=dict(env, COURSE_GRADING="stock"), capture_output=True, text=True)
+    out["stock_s"] = time.perf_counter() - t0
+    print(f"  stock nbgrader autograde (sequential, in-kernel): {out['stock_s']:.1f} s", flush=True)
+    for jobs in (1, 2):
+        shutil.rmtree(course / ".judge", ignore_errors=True)
+        shutil.rmtree(course / "autograded", ignore_errors=True)
+        t0 = time.perf_counter()
+        proc = subprocess.run([sys.executable, "-m", "course.grading", "grade-class", *chapters, "--jobs", str(jobs),
+                               "--force", "--no-progress", "--seed", str(seed)], cwd=course, env=env,
+                              capture_output=True, text=True)
+        out[f"jobs{jobs}_s"] = time.perf_counter() - t0
+        if proc.returncode != 0:
+            print(proc.stdout[-3000:], proc.stderr[-3000:])
+        print(f"  grade-class --jobs {jobs} (judge + sandbox): {out[f'jobs{jobs}_s']:.1f} s", flush=True)
+    # Overhead: the judge's per-submission run against a bare nbclient execution of the same notebook.
+    worker, bare = [], []
+    for ch in chapters:
+        reports = json.loads(json.dumps({p.stem: json.loads(p.read_text())
+                                         for p in (course / ".judge" / "reports" / ch).glob("*.json")}))
+        for student in ("solution", "mutants-1", "alternatives-1"):
+            nb_path = course / "submitted" / student / ch / f"{ch}.ipynb"
+            if student in reports and nb_path.exists():
+                scratch = Path(tempfile.mkdtemp(prefix="bench-bare-"))
+                shutil.copy(nb_path, scratch / nb_path.name)
+                bare.append(bare_execute(scratch / nb_path.name, {"NBGRADER_EXECUTION": "autograde"}))
+                worker.append(reports[student]["seconds"])
+    out["worker_mean_s"] = statistics.mean(worker)
+    out["bare_mean_s"] = statistics.mean(bare)
+    out["overhead"] = out["worker_mean_s"] / out["bare_mean_s"]
+    out["throughput_vs_stock"] = out["stock_s"] / out["jobs2_s"]
+    print(f"  throughput of grade-class --jobs 2 against stock: {out['throughput_vs_stock']:.2f}x (target >= 1.5x)")
+    print(f"  per submission: judge worker {out['worker_mean_s']:.1f} s, bare nbclient {out['bare_mean_s']:.1f} s: "
+          f"overhead {out['overhead']:.2f}x (target <= 1.5x)")
+    shutil.rmtree(base, ignore_errors=True)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="make bench", description=__doc__.split("\n")[0])
+    p.add_argument("--chapters", nargs="*", default=None, help="chapters to time (default: all)")
+    p.add_argument("--class-chapters", nargs="*", default=["01_dynamic_graphs", "02_autograd"])
+    p.add_argument("--skip-chapters", action="store_true")
+    p.add_argument("--skip-class", action="store_true")
+    p.add_argument("--seed", type=int, default=20261202)
+    args = p.parse_args(argv)
+    results: dict = {"cores": os.cpu_count(), "when": time.strftime("%Y-%m-%d %H:%M:%S")}
+    if not args.skip_chapters:
+        results["chapters"] = bench_chapters(args.chapters or planner.chapters(REPO), args.seed)
+    if not args.skip_class:
+        results["class"] = bench_class(args.class_chapters, args.seed)
+    d = REPO / ".bench"
+    d.mkdir(exist_ok=True)
+    (d / "latest.json").write_text(json.dumps(results, indent=1))
+    print(f"saved {d / 'latest.json'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

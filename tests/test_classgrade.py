@@ -1,0 +1,216 @@
+"""Grading a whole class: parallel, sandboxed, resumable; damaged submissions repaired or reported; PostgreSQL.
+
+One class of Chapter 1 (honest answers, mutants, an alternative, an attack and
+every kind of damaged notebook) is graded with ``grade-class --jobs 2``. A
+second run skips every unchanged submission; ``--force`` regrades. The
+gradebook test starts a real PostgreSQL server and lets two graders write
+into it at once.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+from course.grading import classgrade, planner
+from course.grading.sandbox import detect
+
+CH = "01_dynamic_graphs"
+SEED = 20261202
+pytestmark = pytest.mark.skipif(detect().degraded, reason="no sandbox here")
+
+
+def build_class(work: Path, extra_damaged: bool = True) -> tuple[Path, dict[str, planner.Submission], dict]:
+    course = planner.make_course(work / "course", [CH], REPO)
+    rel = planner.generate(course, CH, course / "gradebook.db")
+    (course / "tests").symlink_to(REPO / "tests")  # the known answers
+    subs = {s.student: s for s in planner.plan(CH, course, tamper=False, attacks=True)
+            if s.student in ("solution", "empty", "mutants-1", "alternatives-1", "attack-blank-later-cells")}
+    planner.write_submissions(course, CH, list(subs.values()), rel)
+    damaged = planner.write_damaged(course, CH, rel) if extra_damaged else {}
+    return course, subs, damaged
+
+
+def grade_class_cli(course: Path, *args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}")
+    return subprocess.run([sys.executable, "-m", "course.grading", "grade-class", CH, "--seed", str(SEED), *args],
+                          cwd=course, env=env, capture_output=True, text=True, timeout=1800)
+
+
+def digest(folder: Path) -> dict[str, str]:
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def graded_class(tmp_path_factory):
+    course, subs, damaged = build_class(tmp_path_factory.mktemp("class"))
+    before = digest(course / "submitted")
+    t0 = time.perf_counter()
+    first = grade_class_cli(course, "--jobs", "2", "--feedback", "--no-progress")
+    first_seconds = time.perf_counter() - t0
+    reports = {p.stem: json.loads(p.read_text()) for p in (course / ".judge" / "reports" / CH).glob("*.json")}
+    scores = planner.read_scores(course / "gradebook.db", CH, CH)
+    after = digest(course / "submitted")
+    t0 = time.perf_counter()
+    second = grade_class_cli(course, "--jobs", "2", "--no-progress")
+    second_seconds = time.perf_counter() - t0
+    print(first.stdout[-5000:], f"\nfirst run {first_seconds:.1f} s, second run {second_seconds:.1f} s")
+    return {"course": course, "subs": subs, "damaged": damaged, "first": first, "second": second,
+            "reports": reports, "scores": scores, "before": before, "after": after,
+            "first_seconds": first_seconds, "second_seconds": second_seconds}
+
+
+@pytest.mark.xdist_group("classgrade")
+def test_every_student_gets_a_grade_and_a_report(graded_class):
+    first = graded_class["first"]
+    assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
+    expected = set(graded_class["subs"]) | set(graded_class["damaged"])
+    assert set(graded_class["scores"]) == expected
+    assert set(graded_class["reports"]) == expected
+    for student in expected:
+        assert student in first.stdout, f"{student} missing from the class table"
+
+
+@pytest.mark.xdist_group("classgrade")
+def test_honest_work_scores_as_its_expectations(graded_class):
+    g = planner.Graded(course=graded_class["course"], scores=graded_class["scores"], seconds={},
+                       submissions=list(graded_class["subs"].values()), reports=graded_class["reports"])
+    bad = planner.problems(g)
+    assert not bad, "\n".join(bad)
+
+
+@pytest.mark.xdist_group("classgrade")
+def test_damaged_submissions_are_repaired_or_reported(graded_class):
+    for student, (what, full) in graded_class["damaged"].items():
+        scores = graded_class["scores"][student]
+        total, best = sum(s for s, _ in scores.values()), sum(m for _, m in scores.values())
+        rep = graded_class["reports"][student]["repair"]
+        if full:
+            assert total == best, f"{student} ({what}): {total}/{best} after repair; repair: {rep}"
+            assert rep["repaired"], f"{student}: the report should say what was repaired"
+        else:
+            assert total == 0 and rep["damaged"], f"{student} ({what}): {rep}"
+    assert "damaged" in graded_class["first"].stdout and "repaired" in graded_class["first"].stdout
+
+
+@pytest.mark.xdist_group("classgrade")
+def test_submitted_files_are_never_modified(graded_class):
+    assert graded_class["before"] == graded_class["after"]
+
+
+@pytest.mark.xdist_group("classgrade")
+def test_a_rerun_skips_unchanged_submissions_and_force_regrades(graded_class):
+    second = graded_class["second"]
+    assert second.returncode == 0, second.stderr[-3000:]
+    n = len(graded_class["subs"]) + len(graded_class["damaged"])
+    assert f"0 submission(s) to grade, {n} unchanged" in second.stdout, second.stdout[:500]
+    course = graded_class["course"]
+    nb = next((course / "submitted" / "mutants-1" / CH).glob("*.ipynb"))
+    solution = next((course / "submitted" / "solution" / CH).glob("*.ipynb"))
+    shutil.copy(solution, nb)  # the student resubmits, now correct
+    third = grade_class_cli(course, "--jobs", "1", "--no-progress")
+    assert "1 submission(s) to grade" in third.stdout, third.stdout[:500]
+    scores = planner.read_scores(course / "gradebook.db", CH, CH)["mutants-1"]
+    assert all(s == m for s, m in scores.values()), scores
+    forced = grade_class_cli(course, "--jobs", "2", "--force", "--no-progress")
+    assert f"{n} submission(s) to grade, 0 unchanged" in forced.stdout
+
+
+@pytest.mark.xdist_group("classgrade")
+def test_feedback_has_messages_but_no_hidden_code_unless_asked(graded_class):
+    course = graded_class["course"]
+    text = (course / "feedback" / "mutants-1" / CH / "grader.md").read_text()
+    assert "failed" in text and "def probe_" not in text
+    from course.grading import classgrade as cg
+    results = {CH: {"mutants-1": graded_class["reports"]["mutants-1"]}}
+    cg.write_feedback(course, results, [CH], show_tests=True)
+    assert "def probe_" in (course / "feedback" / "mutants-1" / CH / "grader.md").read_text()
+
+
+@pytest.mark.xdist_group("classgrade")
+def test_the_attack_is_flagged_in_the_class_table(graded_class):
+    line = next(l for l in graded_class["first"].stdout.splitlines() if l.startswith("attack-blank-later-cells"))
+    assert "tampering suspected" in line and " 0/20" in line
+
+
+# --- PostgreSQL: the gradebook of a class that outgrows one machine -------------------------------
+
+def _pg_bin() -> Path | None:
+    for d in sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True):
+        if (d / "initdb").exists():
+            return d
+    return None
+
+
+@pytest.fixture(scope="module")
+def postgres(tmp_path_factory):
+    bindir = _pg_bin()
+    if bindir is None:
+        pytest.skip("PostgreSQL is not installed (apt-get install postgresql)")
+    import tempfile
+    base = Path(tempfile.mkdtemp(prefix="course-pg-"))  # not under pytest's 0700 folders: postgres must reach it
+    os.chmod(base, 0o755)
+    data = base / "data"
+    sockdir = base / "sock"
+    sockdir.mkdir()
+    as_user: list[str] = []
+    if os.geteuid() == 0:  # PostgreSQL refuses to run as root
+        import pwd
+        pw = pwd.getpwnam("postgres")
+        for p in (data.parent, sockdir):
+            os.chown(p, pw.pw_uid, pw.pw_gid)
+        os.chmod(data.parent, 0o755)
+        as_user = ["setpriv", f"--reuid={pw.pw_uid}", f"--regid={pw.pw_gid}", "--clear-groups"]
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    subprocess.run([*as_user, str(bindir / "initdb"), "-D", str(data), "-U", "course", "-A", "trust"],
+                   check=True, capture_output=True)
+    subprocess.run([*as_user, str(bindir / "pg_ctl"), "-D", str(data), "-w", "-l", str(data.parent / "log"), "-o",
+                    f"-p {port} -k {sockdir} -h 127.0.0.1", "start"], check=True, capture_output=True)
+    subprocess.run([*as_user, str(bindir / "createdb"), "-h", "127.0.0.1", "-p", str(port), "-U", "course",
+                    "gradebook"], check=True, capture_output=True)
+    yield f"postgresql+psycopg2://course@127.0.0.1:{port}/gradebook"
+    subprocess.run([*as_user, str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"], capture_output=True)
+    shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.mark.xdist_group("postgres")
+def test_two_graders_write_one_postgresql_gradebook_at_once(postgres, tmp_path):
+    course, subs, _ = build_class(tmp_path, extra_damaged=False)
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}", COURSE_JUDGE_SEED=str(SEED))
+    nbgrader = str(Path(sys.executable).parent / "nbgrader")
+    subprocess.run([nbgrader, "generate_assignment", CH, "--force", f"--CourseDirectory.db_url={postgres}"],
+                   cwd=course, env=env, check=True, capture_output=True)
+    students = sorted(subs)
+    halves = [students[::2], students[1::2]]
+    procs = []
+    for half in halves:
+        args = [sys.executable, "-m", "course.grading", "autograde", CH, "--force", "--db-url", postgres]
+        for s in half:
+            args += ["--student", s]
+        procs.append(subprocess.Popen(args, cwd=course, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                      text=True))
+    outs = [p.communicate(timeout=1800) for p in procs]
+    for p, (out, err) in zip(procs, outs):
+        assert p.returncode == 0, out[-2000:] + err[-3000:]
+    from nbgrader.api import Gradebook
+    with Gradebook(postgres) as gb:
+        got = {}
+        for s in students:
+            snb = gb.find_submission_notebook(CH, CH, s)
+            got[s] = {g.name: (float(g.score), float(g.max_score)) for g in snb.grades}
+    g = planner.Graded(course=course, scores=got, seconds={}, submissions=list(subs.values()), mode="stock")
+    bad = planner.problems(g)
+    assert not bad, "\n".join(bad)
