@@ -1,8 +1,12 @@
 # PyTorch Internals course. Everything runs from the project's own .venv.
-#   make lab      set up, then open JupyterLab on your working copy of the student notebooks
-#   make test     set up, then run the whole test suite (what CI runs)
-#   make grade    instructor demo: regenerate release/, autograde a demo class, print the table
-#   make release  regenerate release/ from source/ (after editing a source notebook)
+#   make lab         set up, then open JupyterLab for a student, rooted at my_work/ (your own copy)
+#   make test        set up (system packages too), then run the whole test suite (what CI runs)
+#   make instructor  JupyterLab for the instructor, rooted at the course, with Formgrader
+#   make autograde CHAPTER=01_dynamic_graphs   grade submitted/*/CHAPTER through the judge
+#   make grade-class CHAPTERS="01_dynamic_graphs 02_autograd" [JOBS=2]   a whole class, in parallel
+#   make grade       instructor demo: regenerate release/, grade a demo class, print the table
+#   make release     regenerate release/ from source/ (after editing a source notebook)
+#   make bench       time the chapters and class grading (stock nbgrader vs the judge)
 SHELL := /bin/bash
 ifndef PYTHON
 PYTHON := $(shell command -v python3.11 || command -v python3)
@@ -17,8 +21,13 @@ LAB_ARGS ?=
 # Jupyter refuses to run as root unless told (containers, CI, some VMs).
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 PYTEST_ARGS ?=
+CHAPTER ?= 01_dynamic_graphs
+CHAPTERS ?= $(notdir $(wildcard source/0*))
+JOBS ?= 0
+# Debian packages the tests need: the sandbox, the browser for the browser tests, a PostgreSQL server.
+SYSTEM_PACKAGES := bubblewrap chromium postgresql
 
-.PHONY: setup lab test grade release
+.PHONY: setup system lab instructor test grade release autograde grade-class bench
 
 setup: $(STAMP)
 
@@ -33,17 +42,50 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 	@echo "course environment ready in $(VENV)"
 
-# Students work in my_work/, a git-ignored copy of release/. Files already there
-# are never overwritten, so regenerating release/ cannot lose a student's work.
-lab: setup
-	@mkdir -p my_work && cp -rn release/. my_work/
-	$(BIN)/jupyter lab --ServerApp.root_dir="$(CURDIR)" $(ROOT_FLAG) $(LAB_ARGS) my_work/01_dynamic_graphs/01_dynamic_graphs.ipynb
+# Installs the Debian packages only when one is missing (fast the second time). Without root or
+# sudo it says what to install; the sandbox then degrades loudly and the browser and PostgreSQL
+# tests skip with that reason.
+system:
+	@missing=""; command -v bwrap >/dev/null || missing="$$missing bubblewrap"; \
+	 command -v chromium >/dev/null || missing="$$missing chromium"; \
+	 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
+	 if [ -n "$$missing" ]; then \
+	   if [ "$$(id -u)" = 0 ]; then SUDO=""; elif sudo -n true 2>/dev/null; then SUDO="sudo -n"; else SUDO=none; fi; \
+	   if [ "$$SUDO" = none ]; then echo "WARNING: please install:$$missing (apt-get install$$missing)"; \
+	   else echo "installing:$$missing"; $$SUDO apt-get update -qq >/dev/null && \
+	     DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing >/dev/null; fi; \
+	 fi
 
-test: setup
-	$(BIN)/python -m pytest -n 2 --dist loadgroup -rP --durations=15 $(PYTEST_ARGS) tests
+# Students work in my_work/, a git-ignored copy of release/ (files already there are never
+# overwritten, so regenerating release/ cannot lose a student's work). JupyterLab is rooted there,
+# with the student extensions only (Assignments, Validate) and the local exchange.
+lab: setup
+	@$(BIN)/python -m course.lab student "$(CURDIR)" >/dev/null
+	cd my_work && JUPYTER_CONFIG_DIR="$(CURDIR)/.student/jupyter" $(BIN)/jupyter lab \
+	  --ServerApp.root_dir="$(CURDIR)/my_work" $(ROOT_FLAG) $(LAB_ARGS) index.ipynb
+
+# The instructor's JupyterLab: the whole course, Formgrader, the exchange. GRADEBOOK=.demo/gradebook.db
+# shows the demo class of `make grade`.
+GRADEBOOK ?= gradebook.db
+instructor: setup
+	@$(BIN)/python -m course.lab instructor "$(CURDIR)" >/dev/null
+	COURSE_GRADEBOOK_URL="sqlite:///$(CURDIR)/$(GRADEBOOK)" $(BIN)/jupyter lab --ServerApp.root_dir="$(CURDIR)" \
+	  $(ROOT_FLAG) $(LAB_ARGS)
+
+test: setup system
+	$(BIN)/python -m pytest -n 2 --dist loadgroup -rP --durations=25 $(PYTEST_ARGS) tests
 
 grade: setup
 	$(BIN)/python -m course.grading demo
+
+autograde: setup
+	$(BIN)/python -m course.grading autograde $(CHAPTER) $(if $(FORCE),--force,)
+
+grade-class: setup
+	$(BIN)/python -m course.grading grade-class $(CHAPTERS) --jobs $(JOBS) $(if $(FORCE),--force,)
+
+bench: setup system
+	$(BIN)/python benchmarks/bench.py
 
 release: setup
 	$(BIN)/python -m course.grading release

@@ -13,6 +13,10 @@ c.CourseDirectory.release_directory = "release"
 c.CourseDirectory.submitted_directory = "submitted"
 c.CourseDirectory.autograded_directory = "autograded"
 c.CourseDirectory.feedback_directory = "feedback"
+# The gradebook: gradebook.db beside this file, unless COURSE_GRADEBOOK_URL names another
+# (`make instructor GRADEBOOK=.demo/gradebook.db` shows the demo class; postgresql://... works too).
+if __import__("os").environ.get("COURSE_GRADEBOOK_URL"):
+    c.CourseDirectory.db_url = __import__("os").environ["COURSE_GRADEBOOK_URL"]
 # Keep build products and caches out of the student release.
 # judge.py holds a chapter's hidden tests: it must never reach release/ or autograded/.
 c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", ".*", "judge.py"]
