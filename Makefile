@@ -18,8 +18,6 @@ STAMP := $(VENV)/.installed
 export PATH := $(BIN):$(PATH)
 export HF_HUB_OFFLINE := 1
 LAB_ARGS ?=
-# Jupyter refuses to run as root unless told (containers, CI, some VMs).
-ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 PYTEST_ARGS ?=
 CHAPTER ?= 01_dynamic_graphs
 CHAPTERS ?= $(notdir $(wildcard source/0*))
@@ -60,17 +58,13 @@ system:
 # overwritten, so regenerating release/ cannot lose a student's work). JupyterLab is rooted there,
 # with the student extensions only (Assignments, Validate) and the local exchange.
 lab: setup
-	@$(BIN)/python -m course.lab student "$(CURDIR)" >/dev/null
-	cd my_work && JUPYTER_CONFIG_DIR="$(CURDIR)/.student/jupyter" $(BIN)/jupyter lab \
-	  --ServerApp.root_dir="$(CURDIR)/my_work" $(ROOT_FLAG) $(LAB_ARGS) index.ipynb
+	$(BIN)/python -m course.lab serve student "$(CURDIR)" $(LAB_ARGS)
 
 # The instructor's JupyterLab: the whole course, Formgrader, the exchange. GRADEBOOK=.demo/gradebook.db
 # shows the demo class of `make grade`.
 GRADEBOOK ?= gradebook.db
 instructor: setup
-	@$(BIN)/python -m course.lab instructor "$(CURDIR)" >/dev/null
-	COURSE_GRADEBOOK_URL="sqlite:///$(CURDIR)/$(GRADEBOOK)" $(BIN)/jupyter lab --ServerApp.root_dir="$(CURDIR)" \
-	  $(ROOT_FLAG) $(LAB_ARGS)
+	GRADEBOOK=$(GRADEBOOK) $(BIN)/python -m course.lab serve instructor "$(CURDIR)" $(LAB_ARGS)
 
 test: setup system
 	$(BIN)/python -m pytest -n 2 --dist loadgroup -rP --durations=25 $(PYTEST_ARGS) tests

@@ -1,24 +1,28 @@
 """The one nbgrader configuration of the course (nbgrader 0.9.6).
 
 Run nbgrader from this folder with the virtual environment's bin/ on PATH
-(nbgrader calls `alembic`): `make grade`, `make release`, or activate .venv.
+(nbgrader calls `alembic`): `make autograde`, `make grade-class`, `make release`,
+or activate .venv.
 """
+import os
+
 c = get_config()  # noqa: F821  (provided by nbgrader)
+HERE = os.path.dirname(os.path.abspath(__file__))  # noqa: F821  (traitlets sets __file__)
 
 c.CourseDirectory.course_id = "pytorch-internals"
 # Absolute, so that nbgrader does not warn "root '.' is not absolute" on every call.
-c.CourseDirectory.root = __import__("os").path.dirname(__import__("os").path.abspath(__file__))  # noqa: F821
+c.CourseDirectory.root = HERE
 c.CourseDirectory.source_directory = "source"
 c.CourseDirectory.release_directory = "release"
 c.CourseDirectory.submitted_directory = "submitted"
 c.CourseDirectory.autograded_directory = "autograded"
 c.CourseDirectory.feedback_directory = "feedback"
 # The gradebook: gradebook.db beside this file, unless COURSE_GRADEBOOK_URL names another
-# (`make instructor GRADEBOOK=.demo/gradebook.db` shows the demo class; postgresql://... works too).
-if __import__("os").environ.get("COURSE_GRADEBOOK_URL"):
-    c.CourseDirectory.db_url = __import__("os").environ["COURSE_GRADEBOOK_URL"]
-# Keep build products and caches out of the student release.
-# judge.py holds a chapter's hidden tests: it must never reach release/ or autograded/.
+# (`make instructor GRADEBOOK=.demo/gradebook.db` shows the demo class; postgresql+psycopg2://... works).
+if os.environ.get("COURSE_GRADEBOOK_URL"):
+    c.CourseDirectory.db_url = os.environ["COURSE_GRADEBOOK_URL"]
+# Keep build products and caches out of the student release. judge.py holds a chapter's
+# hidden tests: it must never reach release/ or autograded/.
 c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", ".*", "judge.py"]
 
 # The stub a student sees where the solution was: it says what to do.
@@ -28,43 +32,40 @@ c.ClearSolutions.code_stub = {
 }
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 
-# Per cell: the slowest real cell (a small Lightning fit, a DDP launch) takes
-# about 20 s on a 2-core CPU; 120 s leaves room for a slow laptop, and a
-# runaway student loop is interrupted instead of hanging the grader.
+# Per cell: the slowest real cell (a small Lightning fit, a DDP launch) takes about 20 s
+# on a 2-core CPU; 120 s leaves room for a slow laptop, and a runaway student loop is
+# interrupted instead of hanging the grader.
 c.Execute.timeout = 120
 c.Execute.interrupt_on_timeout = True
 c.Execute.startup_timeout = 120
-# Keep nbclient's default store_widget_state=True: with False, a widget that
-# writes into an Output widget crashes autograde (KeyError in output_widget.py).
+# Keep nbclient's default store_widget_state=True: with False, a widget that writes into
+# an Output widget crashes autograde (KeyError in output_widget.py).
 
-# Students may import the course helpers; nothing else is needed at grading time.
 c.Exchange.path_includes_course = True
+# The local exchange behind the Assignments tab (`make lab`, `make instructor` create it
+# and release the chapters into it). JupyterHub deployments set their own.
+c.Exchange.root = os.path.join(HERE, ".exchange")
 
-# Local exchange for the Assignments tab when you run `make lab` (JupyterHub
-# deployments set their own). The path is absolute because nbgrader needs it.
-import os  # noqa: E402
-
-c.Exchange.root = os.path.join(os.path.abspath(os.getcwd()), ".exchange")
-
-# Grading goes through the judge (course/grading/autograde.py): each submission runs
-# in a sandbox, and every grade cell is decided outside the student's kernel against
-# references computed from the reference solution. This applies to `nbgrader
-# autograde`, to `python -m course.grading autograde` and to Formgrader's autograde
-# button alike. COURSE_GRADING=stock restores nbgrader's own in-kernel grading (the
-# hidden tests then run inside the student's kernel: not a trust boundary).
-import os as _os  # noqa: E402
-
+# Grading goes through the judge (course/grading/autograde.py): each submission runs in a
+# sandbox, and every grade cell is decided outside the student's kernel against references
+# computed from the reference solution. This applies to `nbgrader autograde`, to
+# `python -m course.grading autograde` and to Formgrader's autograde button alike.
+# COURSE_GRADING=stock restores nbgrader's own in-kernel grading (the hidden tests then run
+# inside the student's kernel: not a trust boundary).
 c.JudgeExecute.timeout = c.Execute.timeout
-if _os.environ.get("COURSE_GRADING", "judge") != "stock":
-    from nbconvert.preprocessors import ClearMetadataPreprocessor  # noqa: E402
-    from nbgrader.preprocessors import (  # noqa: E402
-        AssignLatePenalties, CheckCellMetadata, IgnorePattern, LimitOutput, SaveAutoGrades)
-
-    from course.grading.autograde import JudgeExecute, JudgeRecord  # noqa: E402
-
+c.JudgeExecute.course_root = HERE
+if os.environ.get("COURSE_GRADING", "judge") != "stock":
+    # Import strings, not classes: nbconvert imports them when grading, and Formgrader can show the config.
     c.Autograde.autograde_preprocessors = [
-        JudgeExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput,
-        SaveAutoGrades, JudgeRecord, AssignLatePenalties, CheckCellMetadata]
+        "course.grading.autograde.JudgeExecute",
+        "nbgrader.preprocessors.IgnorePattern",
+        "nbconvert.preprocessors.ClearMetadataPreprocessor",
+        "nbgrader.preprocessors.LimitOutput",
+        "nbgrader.preprocessors.SaveAutoGrades",
+        "course.grading.autograde.JudgeRecord",
+        "nbgrader.preprocessors.AssignLatePenalties",
+        "nbgrader.preprocessors.CheckCellMetadata",
+    ]
 
 # Validate (the toolbar button and `nbgrader validate`): a summary, then the first failures in a few lines.
 from course.validate import install as _short_validate  # noqa: E402

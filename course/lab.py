@@ -44,18 +44,46 @@ def chapters(root: Path) -> list[str]:
     return sorted(p.name for p in (Path(root) / "release").iterdir() if p.is_dir() and not p.name.startswith("."))
 
 
+def kernel_language_info() -> dict:
+    """The ``language_info`` this machine's Python kernel reports (JupyterLab writes it on open)."""
+    try:
+        from ipykernel.ipkernel import IPythonKernel
+        return dict(IPythonKernel.language_info)
+    except ImportError:  # pragma: no cover
+        import platform
+        return {"name": "python", "version": platform.python_version()}
+
+
 def copy_missing(src: Path, dest: Path) -> list[Path]:
-    """Copy files from ``src`` into ``dest`` that are not there yet; never overwrite. Return what was copied."""
+    """Copy files from ``src`` into ``dest`` that are not there yet; never overwrite. Return what was copied.
+
+    A copied notebook gets this machine's kernel ``language_info``: otherwise JupyterLab
+    fills it in when the notebook opens, and the tab shows unsaved changes at once.
+    """
     copied = []
+    info = kernel_language_info()
     for path in sorted(Path(src).rglob("*")):
         if path.is_dir() or ".ipynb_checkpoints" in path.parts:
             continue
         target = Path(dest) / path.relative_to(src)
         if not target.exists():
             target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(path, target)
+            if path.suffix == ".ipynb":
+                nb = json.loads(path.read_text())
+                nb.setdefault("metadata", {})["language_info"] = info
+                target.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
+            else:
+                shutil.copy2(path, target)
             copied.append(target)
     return copied
+
+
+def lab_settings(folder: Path) -> Path:
+    """JupyterLab settings for the course's labs: no "get notified about Jupyter news?" prompt (no network here)."""
+    d = Path(folder) / "@jupyterlab" / "apputils-extension"
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "notification.jupyterlab-settings").write_text(json.dumps({"fetchNews": "false"}))
+    return Path(folder)
 
 
 NEEDS = {  # what a chapter needs; a GPU is never required
@@ -144,8 +172,10 @@ def student(root: Path) -> Path:
     (config / "nbgrader_config.py").write_text(STUDENT_NBGRADER_CONFIG.format(course_id=COURSE_ID, exchange=str(ex)))
     page = {"disabledExtensions": {name: True for name in INSTRUCTOR_PLUGINS}}
     (config / "labconfig" / "page_config.json").write_text(json.dumps(page, indent=1))
-    server = {"ServerApp": {"jpserver_extensions": {"nbgrader.server_extensions.formgrader": False}}}
+    server = {"ServerApp": {"jpserver_extensions": {"nbgrader.server_extensions.formgrader": False,
+                                                    "nbgrader.server_extensions.course_list": False}}}
     (config / "jupyter_server_config.json").write_text(json.dumps(server, indent=1))
+    lab_settings(root / ".student" / "lab-settings")
     return work
 
 
@@ -153,13 +183,48 @@ def instructor(root: Path) -> Path:
     """Prepare the exchange for the instructor's JupyterLab; return the course folder."""
     root = Path(root).resolve()
     exchange(root)
+    lab_settings(root / ".instructor" / "lab-settings")
     return root
+
+
+def command(who: str, root: Path, extra: list[str] | None = None,
+            gradebook: str | None = None) -> tuple[list[str], dict[str, str], Path]:
+    """The JupyterLab command, environment and working folder for a student's or the instructor's lab.
+
+    ``make lab`` and ``make instructor`` run exactly this (through ``python -m course.lab serve``),
+    and so do the browser tests.
+    """
+    root = Path(root).resolve()
+    jupyter = str(Path(sys.executable).parent / "jupyter")
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+               HF_HUB_OFFLINE="1")
+    env.pop("MPLBACKEND", None)
+    if os.geteuid() == 0:
+        extra = ["--allow-root", *(extra or [])]
+    if who == "student":
+        work = student(root)
+        env.update(JUPYTER_CONFIG_DIR=str(root / ".student" / "jupyter"),
+                   JUPYTERLAB_SETTINGS_DIR=str(root / ".student" / "lab-settings"))
+        return [jupyter, "lab", f"--ServerApp.root_dir={work}", *(extra or [])], env, work
+    instructor(root)
+    env["JUPYTERLAB_SETTINGS_DIR"] = str(root / ".instructor" / "lab-settings")
+    env["COURSE_GRADEBOOK_URL"] = f"sqlite:///{(root / (gradebook or 'gradebook.db')).resolve()}"
+    return [jupyter, "lab", f"--ServerApp.root_dir={root}", *(extra or [])], env, root
 
 
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) >= 3 and args[0] == "serve" and args[1] in ("student", "instructor"):
+        extra = args[3:]
+        gradebook = os.environ.get("GRADEBOOK")
+        cmd, env, cwd = command(args[1], Path(args[2]), extra, gradebook)
+        if args[1] == "student" and not any(a.endswith(".ipynb") for a in extra):
+            cmd.append("index.ipynb")
+        os.chdir(cwd)
+        os.execvpe(cmd[0], cmd, env)
     if len(args) != 2 or args[0] not in ("student", "instructor", "exchange"):
-        print("usage: python -m course.lab student|instructor|exchange ROOT", file=sys.stderr)
+        print("usage: python -m course.lab student|instructor|exchange ROOT\n"
+              "       python -m course.lab serve student|instructor ROOT [jupyter lab options]", file=sys.stderr)
         return 2
     out = {"student": student, "instructor": instructor, "exchange": exchange}[args[0]](Path(args[1]))
     print(out)

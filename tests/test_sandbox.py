@@ -160,3 +160,23 @@ def test_mountable_never_exposes_home_or_course(tmp_path):
     assert sb._mountable(course / "course", forbidden, course)
     assert not sb._mountable(Path("/"), forbidden, course)
     assert sb._mountable(Path("/usr/lib/python3"), forbidden, course)
+
+
+def test_mounts_never_include_the_course_source_or_home(tmp_path):
+    """What a submission's sandbox can see: never source/, the judge files, the gradebook or the home folder."""
+    if MECH.degraded:
+        pytest.skip("no sandbox here")
+    from conftest import REPO
+    box = sb.Sandbox(workdir=tmp_path / "w", ipcdir=tmp_path / "i", course_root=REPO)
+    box.prepare()
+    args = box.wrap(["true"])
+    mounted = [Path(args[i + 1]) for i, a in enumerate(args) if a in ("--ro-bind", "--bind")]
+    for m in mounted:
+        m = m.resolve()
+        assert m != REPO.resolve() and REPO.resolve() not in m.parents or m.name in ("course", ".venv") \
+            or (REPO / ".venv").resolve() in m.parents, f"{m} exposes the course folder"
+        assert m != Path.home().resolve(), "the home folder is mounted"
+        assert not (m / "source").exists() and not list(m.glob("0*/judge.py")), f"{m} holds a chapter's judge file"
+    package = next(m for m in mounted if m.name == "course" and (m / "checks.py").exists())
+    assert [p.relative_to(package) for p in package.rglob("judge.py")] == [Path("grading/judge.py")], \
+        "the only judge.py in the package is the machinery, never a chapter's hidden tests"

@@ -538,11 +538,13 @@ def _check(args: argparse.Namespace) -> int:
     return status
 
 
-def demo(root: Path = REPO) -> int:
+def demo(root: Path = REPO, only: list[str] | None = None) -> int:
     """``make grade``: regenerate release/, grade a demo class in submitted/, write autograded/ and grades.csv.
 
     Uses its own gradebook (``.demo/gradebook.db``, git-ignored) so the
-    instructor's ``gradebook.db`` is never touched.
+    instructor's ``gradebook.db`` is never touched (``make instructor
+    GRADEBOOK=.demo/gradebook.db`` shows it in Formgrader). Every chapter is
+    generated; ``only`` limits which chapters get a graded demo class.
     """
     demo_dir = root / ".demo"
     demo_dir.mkdir(exist_ok=True)
@@ -554,6 +556,8 @@ def demo(root: Path = REPO) -> int:
     for assignment in chapters(root):
         t0 = time.perf_counter()
         nbgrader(["generate_assignment", assignment, "--force"], root, db)
+        if only and assignment not in only:
+            continue
         source_nb = notebook_path(assignment, root)
         source, release = read(source_nb), read(root / "release" / assignment / source_nb.name)
         subs = [s for s in plan(assignment, root, tamper=False) if not s.student.startswith("alternatives")]
@@ -601,7 +605,8 @@ def main(argv: list[str] | None = None) -> int:
     p_run = sub.add_parser("run", help="execute source notebooks top to bottom and print their wall time")
     p_run.add_argument("assignments", nargs="*")
     p_run.add_argument("--grading", action="store_true", help="set NBGRADER_EXECUTION=autograde")
-    sub.add_parser("demo", help="make grade: the demo class in submitted/ and autograded/")
+    p_demo = sub.add_parser("demo", help="make grade: the demo class in submitted/ and autograded/")
+    p_demo.add_argument("only", nargs="*", help="grade the demo class of these chapters only")
     sub.add_parser("release", help="make release: regenerate release/ from source/")
     args = parser.parse_args(argv)
     if args.command == "check":
@@ -611,7 +616,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "release":
         release()
         return 0
-    return demo()
+    return demo(only=args.only or None)
 
 
 

@@ -134,7 +134,7 @@ def detect() -> Mechanism:
 
 
 def python_roots(python: str = sys.executable) -> list[Path]:
-    """Return the folders the interpreter needs read-only: its installation, the venv, and its import paths."""
+    """Return the folders the interpreter may need read-only: its installation, the venv, its import paths."""
     roots = {Path(sys.base_prefix).resolve(), Path(sys.prefix).resolve(), Path(python).resolve().parent.parent}
     for entry in sys.path:
         if entry and Path(entry).is_dir():
@@ -145,9 +145,13 @@ def python_roots(python: str = sys.executable) -> list[Path]:
     if spec and spec.submodule_search_locations:
         for loc in spec.submodule_search_locations:
             roots.add(Path(loc).resolve())
-    # Keep only outermost folders.
+    return sorted(roots)
+
+
+def outermost(paths: list[Path]) -> list[Path]:
+    """Drop the paths that lie inside another one of them."""
     out: list[Path] = []
-    for r in sorted(roots, key=lambda p: len(p.parts)):
+    for r in sorted(paths, key=lambda p: len(p.parts)):
         if not any(r == o or o in r.parents for o in out):
             out.append(r)
     return out
@@ -373,9 +377,9 @@ class Sandbox:
                 "--hostname", "grader", "--die-with-parent", "--new-session", "--clearenv"]
         done: set[Path] = set()
         forbidden = _forbidden_roots(self.course_root)
-        for root in python_roots():
-            if not _mountable(root, forbidden, self.course_root):
-                continue  # e.g. a stray '' or the repository root on sys.path
+        # Filter first (a stray '' or the course folder on sys.path must not hide the venv inside it), then
+        # mount the outermost of what is left.
+        for root in outermost([r for r in python_roots() if _mountable(r, forbidden, self.course_root)]):
             args += self._parents(root, done) + ["--ro-bind", str(root), str(root)]
         for root in self.visible:
             args += self._parents(root, done) + ["--ro-bind", str(root), str(root)]

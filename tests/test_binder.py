@@ -1,0 +1,63 @@
+"""Binder's build, read statically with repo2docker (no Docker, no conda channels here), and its badge."""
+import re
+import sys
+import tomllib
+
+import yaml
+
+from conftest import REPO
+
+sys.path.insert(0, str(REPO))
+from tools import binder  # noqa: E402
+
+
+def test_repo2docker_is_pinned_and_picks_the_conda_buildpack():
+    test_deps = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]["test"]
+    assert f"jupyter-repo2docker=={binder.REPO2DOCKER_VERSION}" in test_deps
+    import repo2docker
+    assert repo2docker.__version__.startswith(binder.REPO2DOCKER_VERSION)
+    assert type(binder.buildpack()).__name__ == "CondaBuildPack"
+
+
+def test_the_build_reads_environment_yml_and_runs_postbuild_only():
+    assert binder.files_read() == ["environment.yml", "postBuild"]
+    d = binder.dockerfile()
+    assert "./postBuild" in d and "environment.yml" in d
+    for unwanted in ("requirements.txt", "apt.txt", "runtime.txt"):
+        assert not (REPO / unwanted).exists(), f"{unwanted} would change what repo2docker does"
+    post = (REPO / "postBuild").read_text()
+    assert "python -m course.lab student ." in post, "postBuild must make the student's copy the badge opens"
+
+
+def test_the_environment_is_cpu_only():
+    env = yaml.safe_load((REPO / "environment.yml").read_text())
+    pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict) and "pip" in d)
+    assert "--extra-index-url https://download.pytorch.org/whl/cpu" in pip
+    torch = [p for p in pip if p.startswith(("torch==", "torchvision=="))]
+    assert torch and all(p.endswith("+cpu") for p in torch), torch
+    assert not any(re.match(r"(nvidia|cuda)", str(p)) for p in pip + env["dependencies"])
+
+
+def test_estimated_image_size_is_reasonable():
+    gib = binder.estimated_image_gib()
+    print(f"estimated Binder image: {gib:.1f} GiB")
+    assert 1.5 < gib < 6, gib
+
+
+def test_badge_points_at_the_students_copy_of_this_repository():
+    readme = (REPO / "README.md").read_text()
+    slug = binder.repo_slug()
+    assert binder.badge(slug) in readme, "the README's badge must be tools/binder.py's badge for this remote"
+    assert "urlpath=lab/tree/my_work/index.ipynb" in readme
+    assert binder.badge("me/fork") == ("[![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/"
+                                       "me/fork/main?urlpath=lab/tree/my_work/index.ipynb)")
+
+
+def test_repo_slug_parses_github_remotes(tmp_path):
+    import subprocess
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    assert binder.repo_slug(tmp_path) is None
+    for url in ("https://github.com/ada/course.git", "git@github.com:ada/course.git", "https://github.com/ada/course"):
+        subprocess.run(["git", "-C", str(tmp_path), "remote", "remove", "origin"], capture_output=True)
+        subprocess.run(["git", "-C", str(tmp_path), "remote", "add", "origin", url], check=True)
+        assert binder.repo_slug(tmp_path) == "ada/course"

@@ -1,0 +1,313 @@
+"""The course in a real browser: headless Chromium (Debian's, through Playwright) against JupyterLab.
+
+A student's JupyterLab is started exactly as ``make lab`` starts it
+(``course.lab.command``), on a free 127.0.0.1 port with a token, in a scratch
+copy of the course; an instructor's as ``make instructor`` does. The tests
+then do what a new student and a new instructor do: open each chapter, Run
+All, move a widget, get a wrong answer's message, press Validate, fetch and
+submit through the Assignments tab, and open Formgrader after ``make grade``.
+Screenshots go to ``tests/screenshots/`` (git-ignored).
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from conftest import CHAPTERS, REPO
+from course import lab
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+SHOTS = REPO / "tests" / "screenshots"
+pytestmark = [pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed"),
+              pytest.mark.xdist_group("browser")]
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--disable-sync", "--no-first-run", "--disable-quic", "--disable-dev-shm-usage"]
+
+
+def free_port() -> int:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+class Server:
+    def __init__(self, who: str, root: Path, gradebook: str | None = None):
+        self.port, self.token = free_port(), os.urandom(8).hex()
+        self.log = root / f"{who}-server.log"
+        cmd, env, cwd = lab.command(who, root, ["--no-browser", "--ServerApp.ip=127.0.0.1",
+                                                f"--ServerApp.port={self.port}", f"--IdentityProvider.token={self.token}"],
+                                    gradebook)
+        self.proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=open(self.log, "w"), stderr=subprocess.STDOUT,
+                                     start_new_session=True)
+        self.base = f"http://127.0.0.1:{self.port}"
+        for _ in range(240):
+            try:
+                urllib.request.urlopen(f"{self.base}/api/status?token={self.token}", timeout=2)
+                return
+            except OSError:
+                time.sleep(0.5)
+        raise RuntimeError(f"JupyterLab did not start:\n{self.log.read_text()[-3000:]}")
+
+    def url(self, path: str) -> str:
+        sep = "&" if "?" in path else "?"
+        return f"{self.base}/{path.lstrip('/')}{sep}token={self.token}"
+
+    def stop(self) -> None:
+        import signal
+        try:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            self.proc.wait(timeout=20)
+        except Exception:  # noqa: BLE001
+            os.killpg(self.proc.pid, signal.SIGKILL)
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    root = tmp_path_factory.mktemp("browser") / "course"
+    root.mkdir()
+    for name in ("release", "source"):
+        shutil.copytree(REPO / name, root / name)
+    shutil.copy(REPO / "nbgrader_config.py", root / "nbgrader_config.py")
+    (root / "tests").symlink_to(REPO / "tests")
+    return root
+
+
+@pytest.fixture(scope="module")
+def student(course):
+    lab.student(course)
+    # Render every cell (no windowing), so that what the test reads is on the page.
+    d = course / ".student" / "lab-settings" / "@jupyterlab" / "notebook-extension"
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "tracker.jupyterlab-settings").write_text(json.dumps({"windowingMode": "none"}))
+    server = Server("student", course)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+    pw = sync_playwright().start()
+    b = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+    yield b
+    b.close()
+    pw.stop()
+
+
+@pytest.fixture
+def page(browser):
+    SHOTS.mkdir(exist_ok=True)
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    p = context.new_page()
+    p.console_errors = []
+    p.on("console", lambda m: p.console_errors.append(m.text) if m.type == "error" else None)
+    yield p
+    context.close()
+
+
+def open_notebook(page, server: Server, path: str) -> None:
+    # ?reset: a fresh workspace, so that only this notebook is open (no tabs restored from earlier tests).
+    page.goto(server.url(f"lab/tree/{path}?reset"))
+    page.wait_for_selector(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell", timeout=120_000)
+    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=120_000)
+
+
+def menu(page, top: str, item: str) -> None:
+    page.click(f".lm-MenuBar-itemLabel:text-is('{top}')")
+    page.click(f".lm-Menu-itemLabel:text-is('{item}')")
+
+
+def save(page) -> None:
+    page.keyboard.press("Control+s")
+    page.wait_for_selector(".lm-TabBar-tab.jp-mod-current:not(.jp-mod-dirty)", timeout=30_000)
+
+
+def wait_until_done(page, file: Path, timeout: float = 900) -> None:
+    """Save until the notebook's last code cell has run (Run All runs cells in order) and the kernel is idle."""
+    end = time.time() + timeout
+    while time.time() < end:
+        time.sleep(2.0)
+        if page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").count() == 0:
+            continue
+        save(page)
+        code = [c for c in json.loads(file.read_text())["cells"] if c["cell_type"] == "code"]
+        if code and code[-1].get("execution_count") is not None:
+            return
+    raise TimeoutError("Run All did not reach the last cell")
+
+
+def saved_notebook(root: Path, path: str) -> dict:
+    return json.loads((root / "my_work" / path).read_text())
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_run_all_runs_every_cell_of_the_student_notebook(page, student, course, chapter):
+    path = f"{chapter}/{chapter}.ipynb"
+    open_notebook(page, student, path)
+    time.sleep(1.5)
+    assert page.locator(".lm-TabBar-tab.jp-mod-current.jp-mod-dirty").count() == 0, \
+        "the notebook shows unsaved changes as soon as it opens"
+    t0 = time.time()
+    menu(page, "Run", "Run All Cells")
+    try:
+        wait_until_done(page, course / "my_work" / path)
+    finally:
+        page.screenshot(path=str(SHOTS / f"run-all-{chapter}.png"))
+    seconds = time.time() - t0
+    nb = saved_notebook(course, path)
+    code = [c for c in nb["cells"] if c["cell_type"] == "code" and "".join(c["source"]).strip()]
+    not_run = [i for i, c in enumerate(code) if c.get("execution_count") is None]
+    assert not not_run, f"{len(not_run)} of {len(code)} code cells never ran (first: {not_run[:5]})"
+    unexpected = []
+    for c in code:
+        errors = [o for o in c.get("outputs", []) if o.get("output_type") == "error"]
+        if errors and "raises-exception" not in c.get("metadata", {}).get("tags", []):
+            unexpected.append(f"{errors[0].get('ename')}: {errors[0].get('evalue', '')[:120]}")
+    assert not unexpected, f"errors outside the test cells: {unexpected}"
+    progress = code[-1]
+    text = "".join("".join(o.get("text", "")) for o in progress.get("outputs", []))
+    assert "Progress in" in text, "the progress cell at the end did not report"
+    print(f"[browser] {chapter}: Run All ran all {len(code)} code cells in {seconds:.1f} s")
+
+
+def test_a_widget_reruns_when_moved(page, student, course):
+    open_notebook(page, student, "01_dynamic_graphs/01_dynamic_graphs.ipynb")
+    menu(page, "Run", "Run All Cells")
+    wait_until_done(page, course / "my_work" / "01_dynamic_graphs" / "01_dynamic_graphs.ipynb")
+    slider = page.locator(".widget-slider, .jupyter-widgets.widget-hslider").first
+    slider.scroll_into_view_if_needed()
+    cell = page.locator(".jp-CodeCell", has=slider)
+    before = cell.locator(".jp-OutputArea").inner_text()
+    handle = slider.locator(".noUi-handle, .ui-slider-handle, input").first
+    handle.click()
+    page.keyboard.press("ArrowRight")
+    deadline = time.time() + 60
+    after = before
+    while time.time() < deadline and after == before:
+        time.sleep(0.5)
+        after = cell.locator(".jp-OutputArea").inner_text()
+    page.screenshot(path=str(SHOTS / "widget-moved.png"))
+    assert after != before, "moving the slider did not change its output"
+
+
+def test_a_wrong_answer_shows_the_short_tutor_message(page, student, course):
+    """Chapter 1 with a real student mistake typed in (sgd_step that never clears .grad)."""
+    from course.grading import planner
+    nb = json.loads((course / "release" / "01_dynamic_graphs" / "01_dynamic_graphs.ipynb").read_text())
+    wrong = next(v for v in planner.load_variants("01_dynamic_graphs", "mutant", REPO)
+                 if v.cell == "sgd_step" and "test_sgd_step_no_accumulation" in v.fails)
+    nb["metadata"]["language_info"] = lab.kernel_language_info()
+    for c in nb["cells"]:
+        if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "sgd_step":
+            c["source"] = wrong.source
+    (course / "my_work" / "01_dynamic_graphs" / "wrong.ipynb").write_text(json.dumps(nb))
+    open_notebook(page, student, "01_dynamic_graphs/wrong.ipynb")
+    menu(page, "Run", "Run All Cells")
+    wait_until_done(page, course / "my_work" / "01_dynamic_graphs" / "wrong.ipynb")
+    saved = saved_notebook(course, "01_dynamic_graphs/wrong.ipynb")
+    test = next(c for c in saved["cells"]
+                if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "test_sgd_step_no_accumulation")
+    err = next(o for o in test["outputs"] if o.get("output_type") == "error")
+    text = "\n".join(err["traceback"])
+    page.locator(".jp-CodeCell", has_text="gradients do not accumulate").first.scroll_into_view_if_needed()
+    page.screenshot(path=str(SHOTS / "wrong-answer-message.png"))
+    assert "Check failed" in text and "of this cell" in text, text
+    assert "checks.py" not in text and "Traceback" not in text and len(err["traceback"]) <= 6, text
+
+
+def test_validate_is_short_and_summarised(page, student):
+    open_notebook(page, student, "02_autograd/02_autograd.ipynb")
+    page.locator(".jp-ToolbarButtonComponent:has-text('Validate'), button:has-text('Validate')").first.click()
+    page.wait_for_selector(".jp-Dialog", timeout=600_000)
+    page.wait_for_selector(".jp-Dialog :text('test cell(s) fail')", timeout=600_000)
+    text = page.locator(".jp-Dialog").inner_text()
+    page.screenshot(path=str(SHOTS / "validate.png"))
+    assert "test cell(s) fail" in text and len(text) < 4000, f"{len(text)} characters:\n{text[:600]}"
+    assert text.count("The following cell failed") <= 4
+
+
+def test_assignments_tab_fetches_and_submits(page, student, course):
+    page.goto(student.url("lab?reset"))
+    page.wait_for_selector(".lm-MenuBar-itemLabel:text-is('Nbgrader')", timeout=90_000)
+    menu(page, "Nbgrader", "Assignment List")
+    page.wait_for_selector("text=Released assignments", timeout=60_000)
+    assert page.locator("text=Error fetching courses").count() == 0
+    row = page.locator(".list_item:has-text('03_torchscript')").first
+    row.locator("button:has-text('Fetch')").click()
+    page.wait_for_selector("#fetched_assignments_list .list_item:has-text('03_torchscript')", timeout=60_000)
+    page.locator("#fetched_assignments_list .list_item:has-text('03_torchscript') button:has-text('Submit')").click()
+    page.wait_for_selector("#submitted_assignments_list .list_item:has-text('03_torchscript')", timeout=60_000)
+    page.screenshot(path=str(SHOTS / "assignments-tab.png"))
+    assert (course / "my_work" / "pytorch-internals" / "03_torchscript" / "03_torchscript.ipynb").is_file()
+    inbound = list((course / ".exchange" / "pytorch-internals" / "inbound").glob("*+03_torchscript+*"))
+    assert inbound, "the submission did not reach the exchange"
+
+
+def test_student_lab_hides_the_instructors_files_and_tools(page, student):
+    page.goto(student.url("lab/tree?reset"))
+    page.wait_for_selector(".jp-DirListing-content", timeout=90_000)
+    names = page.locator(".jp-DirListing-item .jp-DirListing-itemText").all_inner_texts()
+    assert "01_dynamic_graphs" in names and "index.ipynb" in names
+    for secret in ("source", "tests", "autograded", "release", "gradebook.db"):
+        assert secret not in names, f"the student's file browser shows {secret}"
+    page.click(".lm-MenuBar-itemLabel:text-is('Nbgrader')")
+    items = page.locator(".lm-Menu-itemLabel").all_inner_texts()
+    page.keyboard.press("Escape")
+    assert "Assignment List" in items and not any("Formgrader" in i or "Create" in i for i in items), items
+    page.screenshot(path=str(SHOTS / "student-lab.png"))
+
+
+def test_the_landing_page_lists_the_chapters_and_progress(page, student, course):
+    open_notebook(page, student, "index.ipynb")
+    menu(page, "Run", "Run All Cells")
+    wait_until_done(page, course / "my_work" / "index.ipynb")
+    text = page.locator(".jp-NotebookPanel").inner_text()
+    page.screenshot(path=str(SHOTS / "landing-page.png"))
+    for ch in CHAPTERS:
+        assert ch in text
+    assert "visible tests passing" in text, "the progress of the chapters run above should show"
+
+
+def test_instructor_formgrader_lists_chapters_and_the_demo_class(browser, course):
+    from course.grading import planner
+    status = planner.demo(course, only=["01_dynamic_graphs"])
+    assert status == 0, "the demo class did not grade as expected"
+    server = Server("instructor", course, gradebook=".demo/gradebook.db")
+    try:
+        context = browser.new_context(viewport={"width": 1400, "height": 900})
+        page = context.new_page()
+        page.goto(server.url("formgrader"))
+        page.wait_for_selector("text=Manage Assignments", timeout=90_000)
+        text = page.locator("body").inner_text()
+        for ch in CHAPTERS:
+            assert ch in text
+        assert "does not exist and could not be created" not in text
+        page.screenshot(path=str(SHOTS / "formgrader-assignments.png"))
+        page.goto(server.url("formgrader/manage_submissions/01_dynamic_graphs"))
+        page.wait_for_selector("text=demo-full-marks", timeout=90_000)
+        text = page.locator("body").inner_text()
+        page.screenshot(path=str(SHOTS / "formgrader-submissions.png"))
+        assert "demo-full-marks" in text and "demo-empty" in text
+        context.close()
+    finally:
+        server.stop()
+    log = server.log.read_text()
+    assert "not serializable" not in log and "not absolute" not in log
+
+
+def test_server_logs_are_quiet(student):
+    log = student.log.read_text()
+    assert "not absolute" not in log, "CourseDirectory.root warnings"
+    assert "Unwritable directory" not in log and "ExchangeError" not in log
+    assert "not serializable" not in log

@@ -1,0 +1,42 @@
+"""The installed ``course`` package holds no hidden test and no reference solution."""
+import re
+import subprocess
+import sys
+import zipfile
+
+from conftest import CHAPTERS, REPO
+from course import grading
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def secrets() -> list[str]:
+    """What must never be in the package: each reference solution region (3+ lines) and each judge's code."""
+    out = []
+    for ch in CHAPTERS:
+        nb = grading.read(grading.notebook_path(ch))
+        for cell in nb.cells:
+            for block in re.findall(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", cell.source, re.S):
+                if block.count("\n") >= 3:
+                    out.append(_norm(block))
+        judge = (REPO / "source" / ch / "judge.py").read_text()
+        out += [_norm(b) for b in re.findall(r"^def [^\n]*\n(?:[ \t]+[^\n]*\n|\n)+", judge, re.M)
+                if b.count("\n") >= 4]
+    return out
+
+
+def test_the_wheel_holds_no_hidden_test_or_solution(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", str(REPO), "--no-deps", "--no-build-isolation",
+                           "-w", str(tmp_path), "-q"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    wheel = next(tmp_path.glob("course-*.whl"))
+    with zipfile.ZipFile(wheel) as zf:
+        names = zf.namelist()
+        assert any(n == "course/grading/judge.py" for n in names), "the judge machinery is part of the package"
+        assert not any(re.search(r"(^|/)source/|\.ipynb$", n) for n in names), names
+        text = "\n".join(zf.read(n).decode(errors="replace") for n in names if n.endswith(".py"))
+    text = _norm(text)
+    leaked = [block[:80] for block in secrets() if block in text]
+    assert not leaked, f"package files contain a reference solution or a hidden test: {leaked[:3]}"
