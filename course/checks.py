@@ -175,6 +175,28 @@ def _type_name(obj: object) -> str:
     return qual if mod in ("builtins", "", None) else f"{mod}.{qual}"
 
 
+def _a(type_name: str) -> str:
+    """'a torch.Size', 'an int': the same wording for every type mismatch."""
+    return f"{'an' if type_name[:1].lower() in 'aeiou' else 'a'} {type_name}"
+
+
+def _type_hint(got: object, wanted: tuple) -> str | None:
+    """The likely cause of the commonest type mix-ups (a tensor where a number belongs, a list for a tuple)."""
+    names = {_getattr(w, "__name__", "") for w in wanted}
+    if _is_tensor(got) and names & {"int", "float", "bool"}:
+        return ("you returned a one-element tensor: use .item() (or count with a plain Python number); "
+                "the value may well be right, the type is not")
+    if _type(got) in (int, float) and "Tensor" in names:
+        return "return the tensor itself, not a Python number"
+    if _type(got) is list and "tuple" in names:
+        return "return a tuple, e.g. (a, b), not a list"
+    if _type(got) is tuple and "list" in names:
+        return "return a list, not a tuple"
+    if _is_tensor(got) and "Size" in names:
+        return "store output.shape (a torch.Size), not the output tensor"
+    return None
+
+
 def _is_tensor(obj: object, allow_parameter: bool = True) -> bool:
     t = _type(obj)
     return t is _Tensor or (allow_parameter and (t is _Parameter or t in _TRUSTED_SUBCLASSES))
@@ -204,7 +226,7 @@ def check_type(obj: object, cls: type | tuple, name: str = "result", hint: str |
         if _issubclass(t, c):
             return
     wanted = " or ".join(_getattr(c, "__qualname__", _str(c)) for c in classes)
-    _fail(f"{name}: expected an instance of {wanted}, got {describe(obj)}.", hint)
+    _fail(f"{name}: expected {_a(wanted)}, got {describe(obj)}.", hint or _type_hint(obj, classes))
 
 
 def check_tensor(got: object, name: str = "result", shape: tuple | None = None,
@@ -344,7 +366,8 @@ _PLAIN = (type(None), bool, int, float, str, bytes, torch.dtype, torch.device)
 def _equal(got: object, expected: object, path: str, hint: str | None) -> None:
     tg, te = _type(got), _type(expected)
     if tg is not te:
-        _fail(f"{path}: expected {describe(expected)}, got {describe(got)}.", hint)
+        _fail(f"{path}: expected {_a(_type_name(expected))} ({_repr(expected)[:80]}), got {describe(got)}.",
+              hint or _type_hint(got, (te,)))
     if te in _PLAIN:
         if got != expected:  # both exact builtin/torch types: their __eq__ is trusted
             _fail(f"{path}: expected {_repr(expected)}, got {_repr(got)}.", hint)

@@ -197,3 +197,17 @@ def test_watch_adds_names_and_cannot_be_laundered(monkeypatch):
         fails(C.check_true, True, "x")
     finally:
         C._WATCHED.pop("fake_module.explain", None)
+
+
+def test_type_mismatches_read_the_same_and_name_the_likely_cause():
+    for call in (lambda: C.check_equal(torch.tensor(7), 7, "steps"), lambda: C.check_type(torch.tensor(7), int, "steps")):
+        with pytest.raises(C.CheckFailed) as err:
+            call()
+        text = str(err.value)
+        assert "steps: expected an int" in text and ".item()" in text and "the type is not" in text
+    with pytest.raises(C.CheckFailed, match=r"(?s)expected a torch.Size .* store output.shape"):
+        C.check_equal(torch.ones(2), torch.Size([2]), "shape")
+    with pytest.raises(C.CheckFailed, match="return a tuple"):
+        C.check_equal([1, 2], (1, 2), "pair")
+    with pytest.raises(C.CheckFailed, match="an object of type mod.Thing"):
+        C.check_tensor(C.Opaque("mod.Thing", "<thing>"), "out")

@@ -143,6 +143,20 @@ def test_the_attack_is_flagged_in_the_class_table(graded_class):
     assert "tampering suspected" in line and " 0/20" in line
 
 
+@pytest.mark.xdist_group("classgrade")
+def test_an_lms_zip_is_collected_into_submitted(tmp_path):
+    import zipfile
+    course = planner.make_course(tmp_path / "course", [CH], REPO)
+    release_nb = REPO / "release" / CH / f"{CH}.ipynb"
+    archive = tmp_path / "download.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        for student in ("alice", "bob"):
+            zf.write(release_nb, f"{student}_{CH}.ipynb")
+    classgrade.collect_zip(course, CH, archive, r".*/(?P<student_id>[^/_]+)_(?P<file_id>[^/]+)\.ipynb$")
+    assert classgrade.students_of(course, CH) == ["alice", "bob"]
+    assert (course / "submitted" / "alice" / CH / f"{CH}.ipynb").read_bytes() == release_nb.read_bytes()
+
+
 # --- PostgreSQL: the gradebook of a class that outgrows one machine -------------------------------
 
 def _pg_bin() -> Path | None:

@@ -180,3 +180,20 @@ def test_mounts_never_include_the_course_source_or_home(tmp_path):
     package = next(m for m in mounted if m.name == "course" and (m / "checks.py").exists())
     assert [p.relative_to(package) for p in package.rglob("judge.py")] == [Path("grading/judge.py")], \
         "the only judge.py in the package is the machinery, never a chapter's hidden tests"
+
+
+def test_degraded_mode_is_loud(tmp_path):
+    """Without bubblewrap the grading command warns, every report is flagged, and --require-sandbox refuses."""
+    env = dict(os.environ, COURSE_SANDBOX="none")
+    code = ("from course.grading import autograde, sandbox; m = sandbox.detect(); "
+            "print(m.kind, '|', m.why); print(autograde.banner())")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    assert out.startswith("none | COURSE_SANDBOX=none") and "WARNING: grading WITHOUT a sandbox" in out
+    proc = subprocess.run([sys.executable, "-m", "course.grading", "autograde", "00_none", "--require-sandbox"],
+                          env=env, capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 2 and "refusing to grade without a sandbox" in proc.stderr
+    code = ("from course.grading.sandbox import Sandbox, Limits; from pathlib import Path; import sys; "
+            f"b = Sandbox(workdir=Path({str(tmp_path / 'w')!r}), ipcdir=Path({str(tmp_path / 'i')!r})); "
+            "print(b.describe()); print(b.wrap(['x'])[:2])")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    assert out.startswith("degraded (no filesystem or network isolation)") and "'/usr/bin/env', '-i'" in out

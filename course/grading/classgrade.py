@@ -367,8 +367,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--db", default=None, help="gradebook URL (default: sqlite:///gradebook.db; postgresql://... works)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--zip", type=Path, default=None, help="an LMS download to unpack with nbgrader zip_collect first")
-    p.add_argument("--zip-regexp", default=r".*/(?P<student_id>[^/_]+)_[^/]*\.ipynb",
-                   help="how to read the student id from the archive's file names")
+    p.add_argument("--zip-regexp", default=r".*/(?P<student_id>[^/_]+)_(?P<file_id>[^/]+)\.ipynb$",
+                   help="how to read the student id and notebook name from the archive's file names "
+                        "(default: <student>_<notebook>.ipynb)")
     p.add_argument("--memory-gib", type=float, default=6.0)
     p.add_argument("--wall-seconds", type=float, default=900.0)
     p.add_argument("--feedback", action="store_true", help="write feedback/<student>/<chapter>/grader.md")
