@@ -1,17 +1,28 @@
-"""Small helpers for the autograd chapter: a tiny CNN, toy segmentation masks, and the cost of ``retain_graph=True``.
+"""Small helpers for the autograd chapter: a tiny CNN, toy segmentation masks and losses, and memory probes.
 
 What ``retain_graph=True`` costs is the memory held by the tensors the graph
 saved for backward, kept alive until the last reference to the graph (the
 ``loss`` variable, usually) goes away. :func:`retain_graph_trace` measures
 exactly that on any device with :class:`course.memory.SavedTensorProbe`
 (bytes of saved tensors); :func:`cuda_retain_graph_peak` measures the
-allocator's peak with ``torch.cuda.max_memory_allocated`` (CUDA only).
+allocator's peak with ``torch.cuda.max_memory_allocated`` (CUDA only), and
+:func:`cpu_memory_profile` reads the CPU allocator through ``torch.profiler``.
+:class:`PackedBytesProbe` measures what the graph holds when saved tensors go
+through your own ``saved_tensors_hooks`` (compression, offloading).
+:func:`segmentation_loss_terms` is the multi-term loss of the chapter's
+medical-imaging story, with one gradient cut hidden in it (Exercise 2.3).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import contextlib
+import os
+import sys
+import weakref
+from dataclasses import dataclass, field
+from typing import Any, Callable
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from course.memory import SavedTensorProbe, cuda_peak_bytes
@@ -97,3 +108,172 @@ def cuda_retain_graph_peak(model: nn.Module, x: torch.Tensor, retain_graph: bool
         del loss
 
     return cuda_peak_bytes(loop, device=x.device)
+
+
+# --- the multi-term segmentation loss of the chapter's story -----------------------------------------
+
+def _foreground_mass(p: torch.Tensor, dims: tuple[int, ...]) -> torch.Tensor:
+    # Per-sample predicted foreground, kept away from zero so the Dice ratio stays finite on empty
+    # predictions. The clamp is computed on a detached copy "because it is only a normaliser": this is
+    # the hidden cut (the Dice term's gradient then misses the denominator's dependence on p).
+    return p.detach().sum(dims).clamp_min(1e-3)
+
+
+def segmentation_loss_terms(target: torch.Tensor, eps: float = 1.0) -> dict[str, Callable[[torch.Tensor], torch.Tensor]]:
+    """Return the four terms of a segmentation loss, ``{name: term(logits) -> 0-dim tensor}``, for a fixed 0/1 ``target``.
+
+    ``logits`` and ``target`` are ``(B, ...)``; every term averages over the batch.
+
+    * ``"bce"``: binary cross-entropy with logits;
+    * ``"dice"``: 1 - (2 |P T| + eps) / (|P| + |T| + eps) per sample, P = sigmoid(logits);
+    * ``"area"``: squared difference between predicted and true foreground fraction per sample;
+    * ``"smooth"``: mean squared difference of neighbouring probabilities along the last dimension.
+
+    The values are right. One term's gradient is not (a cut hidden in a helper), which is what
+    Exercise 2.3 asks you to find without reading this code.
+    """
+    dims = tuple(range(1, target.dim()))
+
+    def bce(logits: torch.Tensor) -> torch.Tensor:
+        return F.binary_cross_entropy_with_logits(logits, target)
+
+    def dice(logits: torch.Tensor) -> torch.Tensor:
+        p = torch.sigmoid(logits)
+        inter = (p * target).sum(dims)
+        ratio = (2 * inter + eps) / (_foreground_mass(p, dims) + target.sum(dims) + eps)
+        return (1 - ratio).mean()
+
+    def area(logits: torch.Tensor) -> torch.Tensor:
+        p = torch.sigmoid(logits)
+        return ((p.mean(dims) - target.mean(dims)) ** 2).mean()
+
+    def smooth(logits: torch.Tensor) -> torch.Tensor:
+        p = torch.sigmoid(logits)
+        return (p[..., 1:] - p[..., :-1]).pow(2).mean()
+
+    return {"bce": bce, "dice": dice, "area": area, "smooth": smooth}
+
+
+# --- what the graph holds when saved tensors go through your own hooks -------------------------------
+
+def _packed_bytes(obj: Any) -> int:
+    if isinstance(obj, torch.Tensor):
+        try:
+            return int(obj.untyped_storage().nbytes())
+        except (RuntimeError, NotImplementedError):
+            return int(obj.numel() * obj.element_size())
+    if isinstance(obj, (tuple, list)):
+        return sum(_packed_bytes(o) for o in obj)
+    return 0
+
+
+class _Held:
+    """What the graph stores instead of a saved tensor: the user's packed object, watched until it dies."""
+
+    __slots__ = ("packed", "__weakref__")
+
+    def __init__(self, packed: Any) -> None:
+        self.packed = packed
+
+
+@dataclass
+class PackedBytesProbe:
+    """Count the bytes the graph holds when every saved tensor goes through ``pack`` / ``unpack`` hooks.
+
+    A context manager, like :class:`course.memory.SavedTensorProbe`, but the
+    tensors saved for backward are first passed to your ``pack(tensor)``; the
+    probe counts the bytes of the tensors inside what ``pack`` returned (a
+    tensor, or a tuple/list holding tensors), for as long as the graph keeps
+    it, and hands it to your ``unpack`` in backward. ``live_bytes``: held now;
+    ``peak_bytes``: the maximum since the probe started; ``packed``: how many
+    tensors were saved. The defaults (identity hooks) measure the plain graph.
+    Storage shared with tensors that are alive anyway (a layer's weight) is
+    counted too, as SavedTensorProbe does.
+    """
+
+    pack: Callable[[torch.Tensor], Any] = lambda t: t
+    unpack: Callable[[Any], torch.Tensor] = lambda p: p
+    live_bytes: int = 0
+    peak_bytes: int = 0
+    packed: int = 0
+    _ctx: object = field(default=None, repr=False)
+
+    def _free(self, nbytes: int) -> None:
+        self.live_bytes -= nbytes
+
+    def _pack(self, tensor: torch.Tensor) -> _Held:
+        inner = self.pack(tensor)
+        if inner is tensor:  # identity: hold a detached alias (holding the tensor itself can make a cycle)
+            inner = tensor.detach()
+        held = _Held(inner)
+        nbytes = _packed_bytes(inner)
+        self.packed += 1
+        self.live_bytes += nbytes
+        self.peak_bytes = max(self.peak_bytes, self.live_bytes)
+        weakref.finalize(held, self._free, nbytes)
+        return held
+
+    def _unpack(self, held: _Held) -> torch.Tensor:
+        return self.unpack(held.packed)
+
+    def __enter__(self) -> "PackedBytesProbe":
+        self._ctx = torch.autograd.graph.saved_tensors_hooks(self._pack, self._unpack)
+        self._ctx.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._ctx.__exit__(*exc)
+        self._ctx = None
+
+
+# --- the CPU allocator, read through torch.profiler --------------------------------------------------
+
+@contextlib.contextmanager
+def quiet_native_stderr():
+    """Silence writes to file descriptor 2 inside the block (the profiler's C++ start/stop log lines).
+
+    Python's own ``sys.stderr`` is flushed first; the descriptor is restored afterwards, even on error.
+    """
+    sys.stderr.flush()
+    try:
+        saved = os.dup(2)
+    except OSError:  # no real descriptor 2: nothing to silence
+        yield
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 2)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
+
+
+@dataclass
+class MemoryProfile:
+    """What ``torch.profiler`` (``profile_memory=True``) saw the CPU allocator do during a call.
+
+    ``allocated_bytes``: bytes allocated by the ops (each op's own allocations, frees not subtracted);
+    ``net_bytes``: allocated minus freed during the call, i.e. what is still allocated when it returns;
+    ``top``: ``(op name, self CPU memory in bytes, calls)`` for the ops that allocated most, largest first.
+    """
+
+    allocated_bytes: int
+    net_bytes: int
+    top: list[tuple[str, int, int]]
+
+
+def cpu_memory_profile(fn: Callable[[], Any], top: int = 5) -> MemoryProfile:
+    """Run ``fn()`` under ``torch.profiler`` with ``profile_memory=True`` (CPU activity) and return a :class:`MemoryProfile` (bytes)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with quiet_native_stderr():
+        with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+            fn()
+        events = prof.key_averages()
+    rows = [(e.key, int(e.self_cpu_memory_usage), int(e.count)) for e in events]
+    allocated = sum(b for _, b, _ in rows if b > 0)
+    net = sum(b for _, b, _ in rows)
+    ranked = sorted((r for r in rows if r[1] > 0 and not r[0].startswith("[")), key=lambda r: -r[1])
+    return MemoryProfile(allocated_bytes=allocated, net_bytes=net, top=ranked[:top])

@@ -178,3 +178,79 @@ def draw_graph(t: torch.Tensor | Node, names: dict[int, str] | None = None, ax: 
     ax.set_xlim(min(xs) - 0.6, max(xs) + 0.6)
     ax.set_ylim(min(ys) - 0.8, max(ys) + 0.8)
     return fig
+
+
+def _sequence_nr(node: Node) -> int:
+    try:
+        return int(node._sequence_nr())
+    except (AttributeError, RuntimeError):  # a node without a sequence number: treat as oldest
+        return 0
+
+
+def dependency_counts(n_nodes: int, edges: list[tuple[int, int]]) -> list[int]:
+    """Return, for each node index, how many ``next_functions`` edges enter it (the engine's first pass).
+
+    A node may run only when this many gradients have arrived, one per edge,
+    so a node reached along two paths waits for both.
+    """
+    deps = [0] * n_nodes
+    for _, j in edges:
+        deps[j] += 1
+    return deps
+
+
+def ready_queue_schedule(t: torch.Tensor | Node | None) -> tuple[list[Node], list[tuple[int, list[int]]]]:
+    """Simulate the autograd engine's single-threaded schedule for the graph behind ``t``.
+
+    Returns ``(nodes, steps)``: ``nodes`` as in :func:`backward_graph`, and one
+    ``(ran, ready)`` pair per executed node: the index of the node that ran,
+    and the indices waiting in the ready queue right after it ran (its
+    completed inputs added). The rules are the engine's: a node becomes ready
+    when its dependency count (:func:`dependency_counts`) drops to zero, and
+    among ready nodes the one created last in the forward pass (the largest
+    ``_sequence_nr()``; ``AccumulateGrad`` nodes have the largest possible)
+    runs first. Nothing is executed and no gradient is computed.
+    """
+    import heapq
+
+    nodes, edges = backward_graph(t)
+    if not nodes:
+        return [], []
+    deps = dependency_counts(len(nodes), edges)
+    children: dict[int, list[int]] = {i: [] for i in range(len(nodes))}
+    for i, j in edges:
+        children[i].append(j)
+    ready: list[tuple[int, int]] = [(-_sequence_nr(nodes[0]), 0)]
+    steps: list[tuple[int, list[int]]] = []
+    while ready:
+        _, i = heapq.heappop(ready)
+        for j in children[i]:
+            deps[j] -= 1
+            if deps[j] == 0:
+                heapq.heappush(ready, (-_sequence_nr(nodes[j]), j))
+        steps.append((i, [k for _, k in sorted(ready)]))
+    return nodes, steps
+
+
+def engine_order(t: torch.Tensor, grad_output: torch.Tensor | None = None) -> list[Node]:
+    """Run ``t.backward(grad_output)`` with a pre-hook on every node and return the nodes in the order the engine ran them.
+
+    ``grad_output`` defaults to ``ones_like(t)``. The graph is retained (you can
+    backpropagate through it again) and every leaf's ``.grad`` is put back to
+    the value it had before the call (``None`` stays ``None``; accumulation
+    happens in place, so a copy is kept), so the only effect is the recorded order. Each node
+    appears once per execution (once, for an ordinary graph).
+    """
+    nodes, _ = backward_graph(t)
+    order: list[Node] = []
+    leaves = [n.variable for n in nodes if isinstance(getattr(n, "variable", None), torch.Tensor)]
+    saved = [None if leaf.grad is None else leaf.grad.detach().clone() for leaf in leaves]
+    handles = [n.register_prehook(lambda grads, n=n: order.append(n)) for n in nodes]
+    try:
+        t.backward(torch.ones_like(t) if grad_output is None else grad_output, retain_graph=True)
+    finally:
+        for h in handles:
+            h.remove()
+        for leaf, g in zip(leaves, saved):
+            leaf.grad = g
+    return order

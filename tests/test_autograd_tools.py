@@ -65,3 +65,105 @@ def test_cuda_retain_graph_peak_cuda():
     m = AT.small_cnn(4).cuda()
     x = torch.randn(4, 3, 32, 32, device="cuda")
     assert AT.cuda_retain_graph_peak(m, x, True) > AT.cuda_retain_graph_peak(m, x, False) > 0
+
+
+def _terms_and_inputs():
+    g = torch.Generator().manual_seed(3)
+    logits, target = AT.blob_masks(2, 6, generator=g, dtype=torch.float64)
+    return AT.segmentation_loss_terms(target), logits, target
+
+
+def test_segmentation_loss_terms_values():
+    terms, logits, target = _terms_and_inputs()
+    assert list(terms) == ["bce", "dice", "area", "smooth"]
+    p = torch.sigmoid(logits)
+    dims = (1, 2)
+    expected = {
+        "bce": torch.nn.functional.binary_cross_entropy_with_logits(logits, target),
+        "dice": (1 - (2 * (p * target).sum(dims) + 1) / (p.sum(dims) + target.sum(dims) + 1)).mean(),
+        "area": ((p.mean(dims) - target.mean(dims)) ** 2).mean(),
+        "smooth": (p[..., 1:] - p[..., :-1]).pow(2).mean(),
+    }
+    for name, term in terms.items():
+        value = term(logits)
+        assert value.dim() == 0
+        assert torch.allclose(value, expected[name]), name
+
+
+def test_segmentation_loss_terms_hide_one_cut():
+    terms, logits, target = _terms_and_inputs()
+    for name, term in terms.items():
+        x = logits.clone().requires_grad_(True)
+        assert torch.autograd.gradcheck(term, (x,), raise_exception=False) is (name != "dice"), name
+        x = logits.clone().requires_grad_(True)
+        (g,) = torch.autograd.grad(term(x), x)
+        assert g.abs().sum() > 0, name                      # the cut is partial: the gradient is not zero
+
+
+def test_packed_bytes_probe_matches_saved_tensor_probe_and_frees():
+    from course.memory import SavedTensorProbe
+
+    torch.manual_seed(0)
+    m = AT.small_cnn(channels=2)
+    x = torch.randn(2, 3, 8, 8)
+    with SavedTensorProbe() as plain:
+        loss = m(x).sum()
+        expected = plain.live_bytes
+    del loss
+    with AT.PackedBytesProbe() as probe:
+        loss = m(x).sum()
+        assert probe.live_bytes == expected and probe.peak_bytes == expected and probe.packed > 0
+        loss.backward()
+        assert probe.live_bytes == 0
+    grads = [p.grad.clone() for p in m.parameters()]
+    m.zero_grad(set_to_none=True)
+    m(x).sum().backward()
+    assert all(torch.equal(a, p.grad) for a, p in zip(grads, m.parameters()))
+
+
+def test_packed_bytes_probe_counts_what_pack_returns():
+    w = torch.randn(64, 64, requires_grad=True)
+    x = torch.randn(32, 64)
+
+    def pack(t):
+        return (t.dtype, t.to(torch.bfloat16))
+
+    def unpack(packed):
+        dtype, t = packed
+        return t.to(dtype)
+
+    with AT.PackedBytesProbe() as full:
+        y = (x @ w).tanh().sum()
+        full_bytes = full.live_bytes
+    del y
+    with AT.PackedBytesProbe(pack, unpack) as half:
+        y = (x @ w).tanh().sum()
+        assert half.live_bytes * 2 == full_bytes
+        y.backward()
+    assert w.grad is not None and half.live_bytes == 0
+
+
+def test_quiet_native_stderr_restores_descriptor():
+    import os
+
+    before = os.fstat(2)
+    with AT.quiet_native_stderr():
+        os.write(2, b"this goes nowhere\n")
+    after = os.fstat(2)
+    assert (before.st_ino, before.st_dev) == (after.st_ino, after.st_dev)
+    with pytest.raises(ValueError):
+        with AT.quiet_native_stderr():
+            raise ValueError("propagates")
+    assert os.fstat(2).st_ino == before.st_ino
+
+
+def test_cpu_memory_profile_sees_allocations():
+    a = torch.randn(256, 256)
+    kept = []
+    prof = AT.cpu_memory_profile(lambda: kept.append(a @ a))
+    assert prof.allocated_bytes >= 256 * 256 * 4
+    assert prof.net_bytes >= 256 * 256 * 4              # the product is still referenced
+    assert any(name == "aten::mm" for name, _, _ in prof.top)
+    freed = AT.cpu_memory_profile(lambda: (a @ a).sum())
+    assert freed.net_bytes < 256 * 256 * 4
+    assert all(b > 0 and calls >= 1 for _, b, calls in prof.top)

@@ -135,3 +135,58 @@ def test_layout_orders_columns_by_parent_position():
     names = [type(n).__name__ for n in nodes]
     y_of = {nm: pos[names.index(nm)][1] for nm in ("SinBackward0", "TanhBackward0", "ExpBackward0", "CosBackward0")}
     assert (y_of["SinBackward0"] > y_of["TanhBackward0"]) == (y_of["ExpBackward0"] > y_of["CosBackward0"])
+
+
+def _ladder():
+    p, q = torch.randn(3, requires_grad=True), torch.randn(3, requires_grad=True)
+    h = p
+    for _ in range(3):
+        h = h.sin() + h * q
+    return p, q, h.sum()
+
+
+def test_dependency_counts():
+    x = torch.randn(3, requires_grad=True)
+    a = x.exp()
+    nodes, edges = graphs.backward_graph(a + a.sin())
+    deps = graphs.dependency_counts(len(nodes), edges)
+    by_name = dict(zip(_names(nodes), deps))
+    assert by_name["AddBackward0"] == 0 and by_name["SinBackward0"] == 1
+    assert by_name["ExpBackward0"] == 2 and by_name["AccumulateGrad"] == 1
+    assert graphs.dependency_counts(0, []) == []
+
+
+def test_ready_queue_schedule_matches_the_engine():
+    p, q, y = _ladder()
+    a = p.exp()
+    first, second = torch.stack([p, q]).unbind()
+    for t in (y, a + a.sin(), (a * a.sin() + a).sum(), torch.cat([p, q * 2, p.tanh()]).sum() * q.sum(),
+              second * first + first):
+        nodes, steps = graphs.ready_queue_schedule(t)
+        ran = [i for i, _ in steps]
+        assert sorted(ran) == list(range(len(nodes)))        # every node once
+        assert steps[0][0] == 0 and steps[-1][1] == []      # starts at the output, ends with an empty queue
+        assert [nodes.index(n) for n in graphs.engine_order(t)] == ran
+
+
+def test_ready_queue_schedule_is_topological_and_computes_nothing():
+    p, q, y = _ladder()
+    nodes, steps = graphs.ready_queue_schedule(y)
+    _, edges = graphs.backward_graph(y)
+    position = {i: k for k, (i, _) in enumerate(steps)}
+    assert all(position[i] < position[j] for i, j in edges)
+    assert p.grad is None and q.grad is None
+    assert graphs.ready_queue_schedule(torch.randn(2, requires_grad=True)) == ([], [])
+
+
+def test_engine_order_restores_grads_and_keeps_the_graph():
+    p, q, y = _ladder()
+    p.grad = torch.full((3,), 7.0)
+    order = graphs.engine_order(y)
+    assert torch.equal(p.grad, torch.full((3,), 7.0)) and q.grad is None
+    assert len(order) == len(graphs.backward_graph(y)[0])
+    y.backward()                                            # the graph was retained
+    assert q.grad is not None
+    v = torch.randn(2, requires_grad=True)
+    out = v * 3
+    assert [type(n).__name__ for n in graphs.engine_order(out, torch.ones(2))] == ["MulBackward0", "AccumulateGrad"]

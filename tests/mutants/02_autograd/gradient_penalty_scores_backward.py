@@ -1,0 +1,11 @@
+"""scores.backward(create_graph=True) and xhat.grad: the value is right, but the critic's own gradient lands in .grad."""
+CELL = "gradient_penalty"
+FAILS = ["test_gradient_penalty_double_backward"]
+SOURCE = '''
+def gradient_penalty(critic, real, fake, alpha):
+    """Return mean_i (||d critic(xhat)/d xhat_i||_2 - 1)^2 for xhat = alpha*real + (1-alpha)*fake, a 0-dim tensor in the critic's graph."""
+    xhat = (alpha * real + (1 - alpha) * fake).detach().requires_grad_(True)
+    critic(xhat).sum().backward(create_graph=True)
+    norms = xhat.grad.flatten(1).norm(2, dim=1)
+    return ((norms - 1) ** 2).mean()
+'''
