@@ -1,78 +1,224 @@
-"""Chapter 1 helpers: timing eager ops, generated images, and small plots.
+"""Chapter 1 helpers: timing eager ops (where the per-op cost goes), generated images, and small plots.
 
-Nothing here needs a GPU; on CUDA, :func:`time_call` synchronises so that
-the numbers mean wall time, not launch time.
+Timings use :class:`torch.utils.benchmark.Timer`, which warms up, repeats,
+reports a median, and synchronises an accelerator before reading the clock.
+Nothing here needs a GPU; on CUDA the same functions time CUDA tensors.
 """
 from __future__ import annotations
 
-import statistics
+import logging
 import time
+from contextlib import nullcontext
 from typing import Callable
 
 import numpy as np
 import torch
 from PIL import Image
 
+# torch.utils.benchmark imports torch.utils.cpp_extension, which logs a warning on a CUDA build
+# without a CUDA runtime (as on this course's CPU machines). It is noise for a timing lesson.
+logging.getLogger("torch.utils.cpp_extension").setLevel(logging.ERROR)
+from torch.utils.benchmark import Timer  # noqa: E402
 
-def time_call(fn: Callable[[], object], repeats: int = 50, warmup: int = 5,
-              device: torch.device | str | None = None) -> float:
-    """Return the median wall time of ``fn()`` in seconds over ``repeats`` calls (after ``warmup`` calls)."""
-    sync = (lambda: torch.cuda.synchronize(device)) if device is not None and torch.device(device).type == "cuda" else (lambda: None)
-    for _ in range(warmup):
-        fn()
-    sync()
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        sync()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+#: The four ways of running one op that :func:`grad_mode_costs` compares.
+MODES = ("plain", "requires_grad", "no_grad", "inference_mode")
 
 
-def op_time(numel: int, repeats: int = 50, device: torch.device | str = "cpu") -> float:
-    """Return the median seconds of one eager ``torch.add(a, b, out=c)`` on ``numel`` float32 elements."""
-    a = torch.randn(numel, device=device)
-    b = torch.randn(numel, device=device)
-    c = torch.empty_like(a)
-    return time_call(lambda: torch.add(a, b, out=c), repeats=repeats, device=device)
+def timer_seconds(fn: Callable[[], object], min_run_time: float = 0.05, num_threads: int = 1) -> float:
+    """Return the median seconds per call of ``fn()``, measured by ``torch.utils.benchmark.Timer``.
 
-
-def overhead_curve(sizes: list[int], repeats: int = 50, device: torch.device | str = "cpu") -> list[dict]:
-    """Measure eager per-op time against tensor size.
-
-    Returns one dict per size: ``numel``, ``seconds`` (median per op),
-    ``overhead_s`` (the time of a 1-element op, our estimate of the fixed
-    Python + dispatcher cost) and ``overhead_fraction`` (``overhead_s /
-    seconds``, capped at 1): the share of the op's time that is framework
-    overhead rather than arithmetic.
+    ``blocked_autorange`` picks how many calls go in one timed block, runs
+    blocks for at least ``min_run_time`` seconds and returns the median block
+    time divided by the calls per block. Like Timer itself, it runs torch on
+    ``num_threads`` threads (default 1), so numbers compare across runs and
+    machines and do not depend on how busy the other cores are.
     """
-    overhead = op_time(1, repeats=repeats, device=device)
+    m = Timer("fn()", globals={"fn": fn}, num_threads=int(num_threads)).blocked_autorange(min_run_time=min_run_time)
+    return float(m.median)
+
+
+def _operands(numel: int, requires_grad: bool, device) -> tuple[torch.Tensor, torch.Tensor]:
+    g = torch.Generator().manual_seed(0)
+    a = torch.randn(numel, generator=g).to(device).requires_grad_(requires_grad)
+    b = torch.randn(numel, generator=g).to(device).requires_grad_(requires_grad)
+    return a, b
+
+
+def op_loop(op: str, numel: int, mode: str, inner: int = 100, device: torch.device | str = "cpu") -> Callable[[], None]:
+    """Return a function that runs ``inner`` eager ops ``a <op> b`` on ``numel``-element float32 tensors.
+
+    ``op`` is ``"add"`` or ``"mul"``. ``mode`` is one of :data:`MODES`:
+    ``"plain"`` (no input requires grad), ``"requires_grad"`` (both inputs
+    do, so every op records a backward node), ``"no_grad"`` (inputs require
+    grad, the loop runs under ``torch.no_grad()``) and ``"inference_mode"``
+    (the same under ``torch.inference_mode()``). The grad-mode context is
+    entered once around the whole loop, so its own cost is spread over
+    ``inner`` ops. Results are dropped at once, as in a real forward pass.
+    """
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    fn = {"add": torch.add, "mul": torch.mul}[op]
+    a, b = _operands(int(numel), mode != "plain", device)
+    context = {"no_grad": torch.no_grad, "inference_mode": torch.inference_mode}.get(mode, nullcontext)
+    rng = range(int(inner))
+
+    def run() -> None:
+        with context():
+            for _ in rng:
+                fn(a, b)
+    return run
+
+
+def _inner_for(numel: int) -> int:
+    return max(1, min(100, 1_000_000 // max(1, int(numel))))
+
+
+def grad_mode_costs(numel: int = 1, ops: tuple[str, ...] = ("add", "mul"), modes: tuple[str, ...] = MODES,
+                    rounds: int = 3, min_run_time: float = 0.05,
+                    device: torch.device | str = "cpu") -> dict[str, dict[str, float]]:
+    """Return ``{op: {mode: seconds per op}}`` for eager ``a <op> b`` on ``numel`` elements.
+
+    Every (op, mode) pair is timed ``rounds`` times, interleaved, and the
+    smallest median is kept: on a shared machine, load only ever adds time,
+    so the minimum is the least disturbed estimate.
+    """
+    inner = _inner_for(numel)
+    best = {op: {mode: float("inf") for mode in modes} for op in ops}
+    loops = {(op, mode): op_loop(op, numel, mode, inner, device) for op in ops for mode in modes}
+    for _ in range(int(rounds)):
+        for (op, mode), fn in loops.items():
+            best[op][mode] = min(best[op][mode], timer_seconds(fn, min_run_time) / inner)
+    return best
+
+
+def cost_ladder(rounds: int = 3, min_run_time: float = 0.05,
+                device: torch.device | str = "cpu") -> list[tuple[str, float]]:
+    """Return ``[(layer, seconds per op)]``: where the time of one 1-element ``torch.mul`` goes.
+
+    Each entry is the cost of a cumulative setting (all in seconds per op):
+
+    1. ``python``: a Python ``for`` loop calling an empty Python function;
+    2. ``into C++``: calling ``a.dim()``, a tensor method that enters C++ and
+       returns, without the dispatcher;
+    3. ``op, inference_mode``: ``torch.mul(a, b)`` under ``inference_mode``:
+       argument parsing, the dispatcher (autograd layers skipped), the output
+       allocation and the CPU kernel;
+    4. ``op, no_grad``: the same under ``no_grad`` on inputs that require
+       grad: the autograd layer runs, checks the grad mode, records nothing;
+    5. ``op, requires_grad``: grad mode on: a ``MulBackward0`` node is
+       created and both inputs are saved for backward.
+
+    The differences between consecutive rows are the cost of each layer.
+    """
+    a, _ = _operands(1, False, device)
+
+    def empty() -> None:
+        return None
+
+    rng = range(100)
+
+    def python_calls() -> None:
+        for _ in rng:
+            empty()
+
+    def into_cpp() -> None:
+        for _ in rng:
+            a.dim()
+
+    loops = [("python", python_calls), ("into C++", into_cpp),
+             ("op, inference_mode", op_loop("mul", 1, "inference_mode", 100, device)),
+             ("op, no_grad", op_loop("mul", 1, "no_grad", 100, device)),
+             ("op, requires_grad", op_loop("mul", 1, "requires_grad", 100, device))]
+    best = {name: float("inf") for name, _ in loops}
+    for _ in range(int(rounds)):
+        for name, fn in loops:
+            best[name] = min(best[name], timer_seconds(fn, min_run_time) / 100)
+    return [(name, best[name]) for name, _ in loops]
+
+
+def size_sweep(sizes: list[int], op: str = "mul", modes: tuple[str, ...] = ("no_grad", "requires_grad"),
+               rounds: int = 2, min_run_time: float = 0.05, device: torch.device | str = "cpu") -> list[dict]:
+    """Time ``a <op> b`` against tensor size, in each of ``modes``.
+
+    Returns one dict per size: ``numel``, and for each mode the seconds per
+    op (key: the mode's name) and ``<mode>_fixed_share``: the time of the
+    same op on 1 element divided by this size's time, capped at 1. That share
+    is the part of the op's time that does not grow with the tensor: parsing,
+    dispatch, allocation, autograd bookkeeping.
+    """
+    sizes = [int(n) for n in sizes]
+    base = grad_mode_costs(1, ops=(op,), modes=modes, rounds=rounds, min_run_time=min_run_time, device=device)[op]
     rows = []
     for n in sizes:
-        t = op_time(int(n), repeats=repeats, device=device)
-        rows.append({"numel": int(n), "seconds": t, "overhead_s": overhead,
-                     "overhead_fraction": min(1.0, overhead / t)})
+        costs = base if n == 1 else grad_mode_costs(n, ops=(op,), modes=modes, rounds=rounds,
+                                                    min_run_time=min_run_time, device=device)[op]
+        row: dict = {"numel": n}
+        for mode in modes:
+            row[mode] = costs[mode]
+            row[f"{mode}_fixed_share"] = min(1.0, base[mode] / costs[mode])
+        rows.append(row)
     return rows
 
 
-def plot_overhead(rows: list[dict], title: str = "Eager overhead vs tensor size"):
-    """Plot overhead fraction (and time per op, in microseconds) against size; return the figure."""
+def launch_vs_finish(n: int = 2048, repeats: int = 5, device: torch.device | str = "cpu") -> dict[str, float]:
+    """Time one ``n x n`` matmul three ways; return seconds per matmul (medians over ``repeats``).
+
+    All three run torch on one CPU thread (as :func:`timer_seconds` does), so
+    that on a CPU they measure the same thing.
+
+    * ``no_sync``: ``time.perf_counter()`` around the call only. On CUDA the
+      call returns as soon as the kernel is queued (asynchronous execution),
+      so this measures the launch, not the work;
+    * ``sync``: the same with ``torch.cuda.synchronize()`` before reading the
+      clock, which waits for the GPU to finish (on the CPU there is nothing
+      to wait for and both agree);
+    * ``timer``: ``torch.utils.benchmark.Timer``, which synchronises for you.
+    """
+    dev = torch.device(device)
+    a = torch.randn(n, n, device=dev)
+    is_cuda = dev.type == "cuda"
+    sync = torch.cuda.synchronize if is_cuda else (lambda: None)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        a @ a
+        sync()
+        no_sync, with_sync = [], []
+        for _ in range(int(repeats)):
+            sync()
+            t0 = time.perf_counter()
+            a @ a
+            no_sync.append(time.perf_counter() - t0)
+            sync()
+            t0 = time.perf_counter()
+            a @ a
+            sync()
+            with_sync.append(time.perf_counter() - t0)
+    finally:
+        torch.set_num_threads(threads)
+    med = lambda xs: sorted(xs)[len(xs) // 2]  # noqa: E731
+    return {"no_sync": med(no_sync), "sync": med(with_sync), "timer": timer_seconds(lambda: a @ a, 0.05)}
+
+
+def plot_costs(ladder: list[tuple[str, float]], rows: list[dict], modes: tuple[str, ...] = ("no_grad", "requires_grad"),
+               title: str = "Where eager time goes"):
+    """Left: the cost ladder of one tiny op (microseconds). Right: time per op against size per mode. Return the figure."""
     import matplotlib.pyplot as plt
 
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 3.4))
+    names = [name for name, _ in ladder]
+    ax1.barh(names[::-1], [1e6 * s for _, s in ladder][::-1], color="tab:blue")
+    ax1.set_xlabel("microseconds per op (cumulative)")
+    ax1.set_title("one 1-element torch.mul", fontsize=9)
+    ax1.grid(alpha=0.3, axis="x")
     n = [r["numel"] for r in rows]
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 3.2))
-    ax1.semilogx(n, [100 * r["overhead_fraction"] for r in rows], "o-")
-    ax1.set_xlabel("elements per tensor")
-    ax1.set_ylabel("fixed overhead, % of op time")
-    ax1.set_ylim(0, 105)
-    ax1.grid(alpha=0.3)
-    ax2.loglog(n, [1e6 * r["seconds"] for r in rows], "o-", label="measured time per op")
-    ax2.axhline(1e6 * rows[0]["overhead_s"], color="gray", ls="--", label="1-element op (overhead)")
+    for mode in modes:
+        ax2.loglog(n, [1e6 * r[mode] for r in rows], "o-", label=mode)
     ax2.set_xlabel("elements per tensor")
     ax2.set_ylabel("microseconds per op")
     ax2.legend(fontsize=8)
     ax2.grid(alpha=0.3)
+    ax2.set_title("the same op as the tensor grows", fontsize=9)
     fig.suptitle(title)
     fig.tight_layout()
     plt.show()

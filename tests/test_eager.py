@@ -2,26 +2,96 @@ import matplotlib
 
 matplotlib.use("Agg")
 import numpy as np  # noqa: E402
+import pytest  # noqa: E402
 import torch  # noqa: E402
 from PIL import Image  # noqa: E402
 
 from course import eager  # noqa: E402
 
 
-def test_time_call_measures_seconds():
+def test_timer_seconds_measures_seconds():
     import time
-    t = eager.time_call(lambda: time.sleep(0.002), repeats=3, warmup=1)
+    t = eager.timer_seconds(lambda: time.sleep(0.002), min_run_time=0.02)
     assert 0.0015 < t < 0.05
 
 
-def test_overhead_curve_shape_and_fraction():
-    rows = eager.overhead_curve([1, 100_000], repeats=5)
+def test_timer_seconds_restores_thread_count():
+    before = torch.get_num_threads()
+    eager.timer_seconds(lambda: None, min_run_time=0.01, num_threads=1)
+    assert torch.get_num_threads() == before
+
+
+@pytest.mark.parametrize("mode", eager.MODES)
+def test_op_loop_runs_in_its_mode(mode, monkeypatch):
+    seen = []
+    real_mul = torch.mul
+
+    def spy(a, b):
+        out = real_mul(a, b)
+        seen.append((out.requires_grad, torch.is_grad_enabled(), torch.is_inference_mode_enabled(),
+                     a.requires_grad))
+        return out
+
+    monkeypatch.setattr(torch, "mul", spy)
+    run = eager.op_loop("mul", 3, mode, inner=4)
+    assert run() is None
+    assert len(seen) == 4
+    requires_grad, grad_enabled, inference, input_rg = seen[0]
+    assert input_rg is (mode != "plain")
+    assert requires_grad is (mode == "requires_grad")
+    assert grad_enabled is (mode in ("plain", "requires_grad"))
+    assert inference is (mode == "inference_mode")
+    assert torch.is_grad_enabled() and not torch.is_inference_mode_enabled(), "the mode must not leak out"
+
+
+def test_op_loop_rejects_unknown_mode_and_op():
+    with pytest.raises(ValueError):
+        eager.op_loop("mul", 1, "fast")
+    with pytest.raises(KeyError):
+        eager.op_loop("div", 1, "plain")
+
+
+def test_grad_mode_costs_shape():
+    costs = eager.grad_mode_costs(1, ops=("add", "mul"), rounds=1, min_run_time=0.01)
+    assert set(costs) == {"add", "mul"}
+    for row in costs.values():
+        assert list(row) == list(eager.MODES)
+        assert all(0 < s < 1e-3 for s in row.values()), row    # a 1-element op takes microseconds, not ms
+
+
+def test_cost_ladder_layers():
+    ladder = eager.cost_ladder(rounds=1, min_run_time=0.01)
+    assert [name for name, _ in ladder] == ["python", "into C++", "op, inference_mode", "op, no_grad",
+                                          "op, requires_grad"]
+    secs = dict(ladder)
+    assert all(s > 0 for s in secs.values())
+    assert secs["python"] < secs["op, inference_mode"], "an empty Python call is cheaper than a torch op"
+
+
+def test_size_sweep_rows_and_shares():
+    rows = eager.size_sweep([1, 100_000], rounds=1, min_run_time=0.01)
     assert [r["numel"] for r in rows] == [1, 100_000]
     for r in rows:
-        assert r["seconds"] > 0 and 0 < r["overhead_fraction"] <= 1.0
-        assert r["overhead_s"] == rows[0]["overhead_s"]
-    assert rows[1]["seconds"] > rows[0]["overhead_s"], "a 100k-element add costs more than a 1-element one"
-    fig = eager.plot_overhead(rows)
+        for mode in ("no_grad", "requires_grad"):
+            assert r[mode] > 0 and 0 < r[f"{mode}_fixed_share"] <= 1.0
+    assert rows[0]["no_grad_fixed_share"] == 1.0
+    assert rows[1]["no_grad"] > rows[0]["no_grad"], "a 100k-element mul costs more than a 1-element one"
+
+
+def test_launch_vs_finish_on_cpu():
+    before = torch.get_num_threads()
+    t = eager.launch_vs_finish(64, repeats=3)
+    assert set(t) == {"no_sync", "sync", "timer"}
+    assert all(0 < v < 1.0 for v in t.values())
+    assert torch.get_num_threads() == before
+
+
+def test_plot_costs_returns_figure():
+    ladder = [("python", 2e-8), ("into C++", 4e-8), ("op, inference_mode", 7e-7), ("op, no_grad", 8e-7),
+              ("op, requires_grad", 1.5e-6)]
+    rows = [{"numel": 1, "no_grad": 8e-7, "requires_grad": 1.5e-6},
+            {"numel": 1000, "no_grad": 9e-7, "requires_grad": 1.6e-6}]
+    fig = eager.plot_costs(ladder, rows)
     assert len(fig.axes) == 2
 
 

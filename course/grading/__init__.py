@@ -24,7 +24,8 @@ import importlib
 _PLANNER = {"TAMPER_PRELUDE", "Variant", "Submission", "Graded", "chapters", "notebook_path", "read",
             "grade_id", "solution_cells", "graded_cells", "strip_markers", "load_variants", "plan",
             "build_notebook", "bin_path_env", "nbgrader", "make_course", "generate", "read_scores",
-            "grade", "problems", "table", "execute", "release", "demo", "REPO", "textwrap_dedent"}
+            "grade", "problems", "table", "execute", "release", "demo", "REPO", "textwrap_dedent",
+            "ATTACKS", "write_submissions", "write_damaged"}
 
 
 def __getattr__(name: str):

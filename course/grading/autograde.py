@@ -135,7 +135,9 @@ def report_for(chapter: str, student: str, nb, result: WorkerResult, verdicts: d
                 cells[m["grade_id"]]["disagreement"] = TAMPER_FLAG
     if any("disagreement" in c for c in cells.values()) and TAMPER_FLAG not in flags:
         bad = [g for g, c in cells.items() if "disagreement" in c]
-        flags.append(f"{TAMPER_FLAG} ({', '.join(bad)})")
+        # The judge re-runs the visible example after the whole notebook: honest code whose result
+        # depends on earlier calls (state kept between calls) can also disagree. Say so.
+        flags.append(f"{TAMPER_FLAG} ({', '.join(bad)}; or the code's result depends on earlier calls)")
     return {"chapter": chapter, "student": student, "seed": seed,
             "score": sum(c["points"] for c in cells.values()),
             "max_score": sum(c["max_points"] for c in cells.values()),

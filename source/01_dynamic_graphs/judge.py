@@ -5,6 +5,12 @@ the notebook's names, in the student's sandbox and in the reference worker)
 and one verdict (it runs in the judge, on the plain data both sent back).
 ``got`` is the student's data, ``ref`` the reference solution's; any
 expectation that does not come from the student's code is read from ``ref``.
+Probes build their inputs from explicit generators (or before the first call
+into student code), and catch the student's exceptions where a clear message
+helps more than a traceback. A hint that a verdict shares with the visible
+test of its cell stays on the line of its check: no line of this file may
+equal a line of the released notebook (tests/test_chapters.py reads the
+feedback for judge lines).
 """
 from contextlib import nullcontext
 
@@ -16,45 +22,106 @@ from course.grading.judge import Judge, visible
 judge = Judge()
 
 
+@judge.shared
+def attempt(fn):
+    """Run fn(); return ("ok", value) or ("error", "Type: message") (shipped with every probe)."""
+    try:
+        return ("ok", fn())
+    except Exception as err:  # noqa: BLE001 - the student's code may raise anything
+        return ("error", f"{type(err).__name__}: {str(err)[:300]}")
+
+
+def expect_ok(result, what, hint=None):
+    """Fail with the student's exception if ``result`` (from attempt) is an error; else return the value."""
+    C.check_type(result, (tuple, list), what)
+    C.check_true(len(result) == 2 and result[0] in ("ok", "error"), f"{what}: malformed result")
+    if result[0] == "error":
+        C.check_true(False, f"{what} raised {result[1]}", hint=hint)
+    return result[1]
+
+
 # --- Exercise 1.1 · AdaptiveDepthNet ---------------------------------------------------------------
 # clause -> test
-#   keeps one shared block, applies it until ||new - h|| < tol ....... test_adaptive_depth_values
-#   returns (h, steps), steps a Python int ............................. test_adaptive_depth_values
-#   depth depends on the data ........................................... test_adaptive_depth_data_dependent
-#   gradients flow through every application ............................ test_adaptive_depth_gradients
-#   never more than max_steps block calls ............................... test_adaptive_depth_max_steps
+#   stops after the first application whose change is strictly below tol ... test_adaptive_depth_values
+#                                                                             (trajectories), _data_dependent
+#   change = 2-norm of (output - input) over the whole tensor ............. test_adaptive_depth_values
+#                                                                             (halving block on 4 rows)
+#   returns a tuple (h, steps); h is the last application's output ......... test_adaptive_depth_values
+#   steps is a Python int from 1 to max_steps ............................. test_adaptive_depth_values,
+#                                                                             test_adaptive_depth_max_steps
+#   the block runs exactly steps times ..................................... test_adaptive_depth_max_steps
+#   tol <= 0 never stops early, even when a step changes nothing ........... test_adaptive_depth_max_steps
+#                                                                             (ReLU on x >= 0, tol=0 and tol=-1)
+#   x may have any shape the block accepts ................................. test_adaptive_depth_values (2-D, 3-D,
+#                                                                             one row, float64)
+#   gradients flow through every application, to the params and to x ...... test_adaptive_depth_gradients
+#   the block is a registered submodule .................................... test_adaptive_depth_module
+#   every call starts afresh (same input -> same result) ................... test_adaptive_depth_module
 
 @judge.probe("test_adaptive_depth_values")
 def probe_adaptive_values(seed):
-    net = AdaptiveDepthNet(contraction_block(4), tol=1e-3, max_steps=30)
-    visible_out = net(torch.ones(2, 4))
-    cases = []
-    for i in range(4):
-        torch.manual_seed(seed + 100 + i)
-        dim = 3 + i
-        block = contraction_block(dim, gain=0.3 + 0.15 * i, seed=(seed + i) % 1000)
-        x = torch.randn(5, dim) * (1 + i)
-        tol = [1e-2, 1e-3, 1e-4, 1e-5][i]
-        out = AdaptiveDepthNet(block, tol=tol, max_steps=50)(x)
-        cases.append({"tol": tol, "out": out})
-    return {"visible": visible_out, "cases": cases}
+    gen = torch.Generator().manual_seed(seed)
+    specs = [(3, 0.3, 1e-2, (5, 3), torch.float32), (4, 0.45, 1e-3, (2, 3, 4), torch.float32),
+             (5, 0.6, 1e-4, (1, 5), torch.float32), (6, 0.75, 1e-5, (4, 6), torch.float64)]
+    inputs = []
+    for i, (dim, gain, tol, shape, dtype) in enumerate(specs):
+        block = contraction_block(dim, gain=gain, seed=(seed + i) % 1000).to(dtype)
+        x = (torch.randn(*shape, generator=gen) * (1 + i)).to(dtype)
+        deltas, hs, h = [], [], x
+        with torch.no_grad():                          # the trajectory, computed here, not by the student
+            for _ in range(50):
+                new = block(h)
+                deltas.append(float(torch.linalg.vector_norm((new - h).double())))
+                hs.append(new)
+                h = new
+        inputs.append((block, x, tol, deltas, hs))
+    # Four rows of ones through the halving block: the whole-tensor norm is twice one row's norm, so a per-row
+    # (or averaged) norm stops one step early: 3.46 / 2**9 < 0.01 but 1.73 / 2**8 < 0.01 already.
+    halving_x = torch.ones(4, 3)
+    out = {"visible": AdaptiveDepthNet(halving_block(4), tol=0.01, max_steps=30)(torch.ones(2, 4)),
+           "halving": AdaptiveDepthNet(halving_block(3), tol=0.01, max_steps=30)(halving_x),
+           "cases": []}
+    for block, x, tol, deltas, hs in inputs:
+        out["cases"].append({"tol": tol, "shape": tuple(x.shape), "dtype": str(x.dtype), "deltas": deltas, "hs": hs,
+                             "out": attempt(lambda: AdaptiveDepthNet(block, tol=tol, max_steps=50)(x))})
+    return out
+
+
+def check_pair(res, name):
+    C.check_type(res, tuple, name, hint="forward returns the tuple (h, steps)")
+    C.check_equal(len(res), 2, f"number of values returned by {name}", hint="forward returns the tuple (h, steps)")
+    h, n = res
+    C.check_true(type(n) is int, f"{name}: steps should be a Python int, got {C.describe(n)}", hint="count with a plain Python integer (steps += 1), not a tensor")
+    return h, n
 
 
 @probe_adaptive_values.verdict
 def _(got, ref):
     with visible():
-        C.check_type(got["visible"], tuple, "AdaptiveDepthNet(...)(x)", hint="forward returns (h, steps)")
-        C.check_equal(len(got["visible"]), 2, "number of returned values", hint="forward returns (h, steps)")
-        out, steps = got["visible"]
-        C.check_tensor(out, "output", shape=(2, 4))
-        C.check_true(type(steps) is int, f"steps should be a Python int, got {C.describe(steps)}",
-                     hint="count with a plain Python integer (steps += 1), not a tensor")
+        h, n = check_pair(got["visible"], "AdaptiveDepthNet(halving_block(4), tol=0.01)(ones(2, 4))")
+        C.check_equal(n, 9, "steps for ones(2, 4), tol=0.01",
+                      hint="the change is the norm of (new - h) over the WHOLE tensor, compared with < tol")
+        C.check_close(h, ref["visible"][0], name="h after 9 halvings")
+    h, n = check_pair(got["halving"], "AdaptiveDepthNet(halving_block(3), tol=0.01)(ones(4, 3))")
+    C.check_equal(n, ref["halving"][1], "steps for ones(4, 3) through the halving block, tol=0.01",
+                  hint="take the norm over the whole tensor (all rows together), not per row or averaged")
+    C.check_close(h, ref["halving"][0], name="h for ones(4, 3)")
     for g, r in zip(got["cases"], ref["cases"]):
-        C.check_type(g["out"], tuple, "AdaptiveDepthNet(...)(x)")
-        (g_out, g_n), (r_out, r_n) = g["out"], r["out"]
-        C.check_true(type(g_n) is int and g_n == r_n, f"steps: expected {r_n}, got {g_n!r} (tol={r['tol']})",
-                     hint="stop as soon as the norm of (new - h) is below tol; count every block call")
-        C.check_close(g_out, r_out, name=f"output (tol={r['tol']})", rtol=1e-5, atol=1e-6)
+        where = f"(x of shape {r['shape']}, {r['dtype']}, tol={r['tol']:g})"
+        h, n = check_pair(expect_ok(g["out"], f"AdaptiveDepthNet(...)(x) {where}"), f"forward {where}")
+        deltas, tol = r["deltas"], r["tol"]
+        first = next((k + 1 for k, d in enumerate(deltas) if d < tol), len(deltas))
+        C.check_true(1 <= n <= len(deltas), f"steps={n} {where}: expected {first} (max_steps=50)")
+        # Different norm implementations round differently: accept a stop within 1e-4 of tol either way.
+        early = any(d < tol * (1 - 1e-4) for d in deltas[:n - 1])
+        late = n < len(deltas) and deltas[n - 1] >= tol * (1 + 1e-4)
+        C.check_true(not early and not late,
+                     f"steps {where}: expected {first}, got {n}. The change of application {n} was "
+                     f"{deltas[n - 1]:.3g}" + (f", of application {first} {deltas[first - 1]:.3g}" if first != n else ""),
+                     hint="stop after the FIRST application whose change (norm of new - h over the whole tensor) "
+                          "is strictly below tol")
+        C.check_close(h, r["hs"][n - 1], name=f"h {where}", rtol=1e-5, atol=1e-6,
+                      hint="return the output of the last application of the block")
 
 
 @judge.probe("test_adaptive_depth_data_dependent")
@@ -63,43 +130,62 @@ def probe_adaptive_data_dependent(seed):
     fixed = torch.zeros(1, 6)
     for _ in range(200):                      # the block's fixed point, by brute force
         fixed = block(fixed).detach()
-    g = torch.Generator().manual_seed(seed)
-    starts = [fixed + scale * torch.randn(1, 6, generator=g) for scale in (0.0, 1e-3, 0.1, 3.0)]
-    return [AdaptiveDepthNet(block, tol=1e-5, max_steps=60)(s)[1] for s in starts]
+    gen = torch.Generator().manual_seed(seed)
+    starts = [fixed + scale * torch.randn(1, 6, generator=gen) for scale in (0.0, 1e-3, 0.1, 3.0)]
+    visible_counts = [AdaptiveDepthNet(halving_block(4), tol=1e-3, max_steps=40)(s * torch.ones(1, 4))[1]
+                      for s in (0.0, 1.0, 100.0)]
+    return {"visible": visible_counts,
+            "counts": [AdaptiveDepthNet(block, tol=1e-5, max_steps=60)(s)[1] for s in starts]}
 
 
 @probe_adaptive_data_dependent.verdict
 def _(got, ref):
-    C.check_type(got, list, "step counts")
-    C.check_true(all(type(n) is int for n in got) and len(set(got)) >= 3,
-                 f"step counts for starts at growing distance from the fixed point: {got}; expected them to differ",
-                 hint="the number of steps must come from the stopping rule, not a fixed count")
-    C.check_true(got == sorted(got), f"starts further away should not need fewer steps: {got}")
+    with visible():
+        C.check_equal(got["visible"], [1, 11, 18], "steps for inputs 0, 1 and 100 times ones(1, 4)", hint="the number of steps must come from the stopping rule, not a fixed count")
+    counts = got["counts"]
+    C.check_type(counts, list, "step counts")
+    C.check_true(all(type(n) is int for n in counts) and len(set(counts)) >= 3,
+                 f"step counts for starts at growing distance from the block's fixed point: {counts}; "
+                 f"expected them to differ", hint="the number of steps must come from the stopping rule, not a fixed count")
+    C.check_true(counts == sorted(counts), f"starts further away should not need fewer steps: {counts}")
 
 
 @judge.probe("test_adaptive_depth_gradients")
 def probe_adaptive_gradients(seed):
     out = {}
-    block = contraction_block(4)
-    o, _ = AdaptiveDepthNet(block, tol=1e-3, max_steps=30)(torch.ones(2, 4))
+    # the visible example, with the block unrolled for every possible step count
+    vis_block = contraction_block(4)
+    x_vis = torch.ones(2, 4)
+    unrolled_vis = {}
+    for n in range(1, 31):
+        vis_block.zero_grad()
+        h = x_vis
+        for _ in range(n):
+            h = vis_block(h)
+        h.sum().backward()
+        unrolled_vis[n] = vis_block[0].weight.grad.clone()
+    vis_block.zero_grad()
+    o, n_vis = AdaptiveDepthNet(vis_block, tol=1e-3, max_steps=30)(x_vis)
     o.sum().backward()
-    out["visible_grad"] = block[0].weight.grad
+    out.update(visible_n=n_vis, visible_grad=vis_block[0].weight.grad, visible_unrolled=unrolled_vis)
+    # float64, gradients to the block's parameters AND to x
     torch.manual_seed(seed)
     block = contraction_block(5, gain=0.7, seed=seed % 1000).double()
     x = torch.randn(3, 5, dtype=torch.float64)
-    # What every number of steps should give: the block unrolled n times (used from the reference run).
     unrolled = {}
     for n in range(1, 16):
         block.zero_grad()
-        h = x
+        xr = x.clone().requires_grad_()
+        h = xr
         for _ in range(n):
             h = block(h)
         (h ** 2).sum().backward()
-        unrolled[n] = (block[0].weight.grad.clone(), block[0].bias.grad.clone())
+        unrolled[n] = (block[0].weight.grad.clone(), block[0].bias.grad.clone(), xr.grad.clone())
     block.zero_grad()
-    h_out, n = AdaptiveDepthNet(block, tol=1e-6, max_steps=12)(x)
+    xs = x.clone().requires_grad_()
+    h_out, n = AdaptiveDepthNet(block, tol=1e-6, max_steps=12)(xs)
     (h_out ** 2).sum().backward()
-    out.update(n=n, weight_grad=block[0].weight.grad, bias_grad=block[0].bias.grad, unrolled=unrolled)
+    out.update(n=n, weight_grad=block[0].weight.grad, bias_grad=block[0].bias.grad, x_grad=xs.grad, unrolled=unrolled)
     return out
 
 
@@ -109,18 +195,25 @@ def _(got, ref):
         if got["visible_grad"] is None:
             C.check_true(False, "block weight.grad is None after backward(): no gradient reached the block",
                          hint="the loss was computed from a .detach()-ed copy, or under torch.no_grad()")
-        C.check_tensor(got["visible_grad"], "block weight.grad")
+        n = got["visible_n"]
+        C.check_true(type(n) is int and n in ref["visible_unrolled"], f"steps={n!r} is outside 1..max_steps=30")
+        C.check_close(got["visible_grad"], ref["visible_unrolled"][n], name="block weight gradient",
+                      rtol=1e-5, atol=1e-7, hint="if only the last application contributes, something detached h")
     n = got["n"]
     C.check_true(type(n) is int and n >= 3, f"expected several steps here, got {n!r}")
+    C.check_true(n in ref["unrolled"], f"steps={n} with max_steps=12: more block calls than allowed")
+    gw, gb, gx = ref["unrolled"][n]
     if got["weight_grad"] is None:
         C.check_true(False, "block weight.grad is None after backward()",
                      hint="if no step contributes, the output was detached from the block")
-    if n not in ref["unrolled"]:
-        C.check_true(False, f"steps={n} with max_steps=12: more block calls than allowed")
-    gw, gb = ref["unrolled"][n]
-    C.check_close(got["weight_grad"], gw, name="block weight gradient", rtol=1e-8, atol=1e-10,
+    C.check_close(got["weight_grad"], gw, name="block weight gradient (float64)", rtol=1e-8, atol=1e-10,
                   hint="if only the last step contributes, something detached h inside the loop")
-    C.check_close(got["bias_grad"], gb, name="block bias gradient", rtol=1e-8, atol=1e-10)
+    C.check_close(got["bias_grad"], gb, name="block bias gradient (float64)", rtol=1e-8, atol=1e-10)
+    if got["x_grad"] is None:
+        C.check_true(False, "x.grad is None: no gradient flowed back to the input x",
+                     hint="start the loop from x itself, not from x.detach() or a copy made under no_grad")
+    C.check_close(got["x_grad"], gx, name="gradient with respect to x (float64)", rtol=1e-8, atol=1e-10,
+                  hint="the gradient must flow through every application back to x")
 
 
 @judge.probe("test_adaptive_depth_max_steps")
@@ -134,46 +227,113 @@ def probe_adaptive_max_steps(seed):
             self.calls += 1
             return self.inner(x)
 
-    _, visible_n = AdaptiveDepthNet(contraction_block(4), tol=0.0, max_steps=7)(torch.ones(1, 4))
+    gen = torch.Generator().manual_seed(seed)
+    vis = Counting(halving_block(4))
+    _, vis_n = AdaptiveDepthNet(vis, tol=0.0, max_steps=7)(torch.ones(1, 4))
     rows = []
-    for m in (1, 2, 5, 13):
+    for m in (1, 2, 5, 13):                                   # tol < 0: never converges
         counting = Counting(contraction_block(3, seed=m))
-        _, n = AdaptiveDepthNet(counting, tol=-1.0, max_steps=m)(torch.randn(2, 3))
+        _, n = AdaptiveDepthNet(counting, tol=-1.0, max_steps=m)(torch.randn(2, 3, generator=gen))
         rows.append((m, counting.calls, n))
-    return {"visible": visible_n, "rows": rows}
+    exact = []                                                 # ReLU leaves x >= 0 unchanged: every change is 0.0
+    for tol, m in ((0.0, 6), (-1.0, 4)):
+        counting = Counting(nn.ReLU())
+        _, n = AdaptiveDepthNet(counting, tol=tol, max_steps=m)(torch.rand(2, 3, generator=gen))
+        exact.append((tol, m, counting.calls, n))
+    counting = Counting(contraction_block(3, seed=3))
+    _, n_one = AdaptiveDepthNet(counting, tol=1e9, max_steps=9)(torch.randn(2, 3, generator=gen))
+    return {"visible": (vis.calls, vis_n), "rows": rows, "exact": exact, "converged_at_once": (counting.calls, n_one)}
 
 
 @probe_adaptive_max_steps.verdict
 def _(got, ref):
     with visible():
-        C.check_true(got["visible"] == 7 and type(got["visible"]) is int,
-                     f"with tol=0 the loop must stop at max_steps=7, got {C.describe(got['visible'])}")
+        calls, n = got["visible"]
+        C.check_true(type(n) is int and n == 7 and calls == 7,
+                     f"tol=0, max_steps=7: steps={n!r} and {calls} block calls; expected 7 and 7", hint="check the loop bound: while steps < max_steps")
     for m, calls, n in got["rows"]:
-        C.check_true(calls == m and n == m,
-                     f"max_steps={m}: the block was called {calls} times and steps={n!r}; expected {m} and {m}",
-                     hint="check the loop bound: while steps < max_steps")
+        C.check_true(type(n) is int and calls == m and n == m,
+                     f"tol=-1, max_steps={m}: the block was called {calls} times and steps={n!r}; expected {m} and {m}",
+                     hint="check the loop bound: while steps < max_steps, one block call per step")
+    for tol, m, calls, n in got["exact"]:
+        C.check_true(type(n) is int and calls == m and n == m,
+                     f"a block that changes nothing (ReLU on x >= 0), tol={tol}, max_steps={m}: {calls} calls and "
+                     f"steps={n!r}; expected {m} and {m}",
+                     hint="the stop test is strict: change < tol. With tol <= 0 a change of 0.0 does not stop the loop")
+    calls, n = got["converged_at_once"]
+    C.check_true(type(n) is int and n == 1 and calls == 1,
+                 f"tol=1e9 (the first application already converges): {calls} block calls, steps={n!r}; expected 1 and 1",
+                 hint="the block runs exactly steps times: no extra call to test convergence")
+
+
+@judge.probe("test_adaptive_depth_module")
+def probe_adaptive_module(seed):
+    vis_block = halving_block(3)
+    vis_net = AdaptiveDepthNet(vis_block, tol=1e-2, max_steps=20)
+    vis_registered = any(p is vis_block.weight for p in vis_net.parameters())
+    vis_first, vis_second = vis_net(torch.ones(1, 3))[1], vis_net(torch.ones(1, 3))[1]
+    gen = torch.Generator().manual_seed(seed)
+    xs = [torch.randn(3, 4, generator=gen) * (1 + i) for i in range(3)]
+    block = contraction_block(4, gain=0.6, seed=seed % 1000)
+    net = AdaptiveDepthNet(block, tol=1e-4, max_steps=40)
+    ids = {id(p) for p in net.parameters()}
+    registered = all(id(p) in ids for p in block.parameters())
+    submodule = any(m is block for m in net.modules())
+    repeated = [net(x) for x in xs] + [net(xs[0])]
+    fresh = [AdaptiveDepthNet(block, tol=1e-4, max_steps=40)(x) for x in xs]
+    return {"visible": (vis_registered, vis_first, vis_second), "registered": registered, "submodule": submodule,
+            "repeated": repeated, "fresh": fresh}
+
+
+@probe_adaptive_module.verdict
+def _(got, ref):
+    with visible():
+        registered, first, second = got["visible"]
+        C.check_true(registered is True, "net.parameters() does not yield the block's weight", hint="assign the block to an attribute of self after super().__init__(), not inside a list or dict")
+        C.check_true(type(second) is int and second == first,
+                     f"the same input took {first!r} steps on the first call and {second!r} on the second", hint="keep the step counter a local variable of forward, not an attribute that survives the call")
+    C.check_true(got["registered"] is True and got["submodule"] is True,
+                 "the block is not a registered submodule: net.parameters() misses its parameters",
+                 hint="self.block = block registers it; a list, tuple or dict attribute does not")
+    fresh = got["fresh"]
+    for i, res in enumerate(got["repeated"]):
+        h, n = check_pair(res, f"call {i + 1} of the same net")
+        fh, fn = check_pair(fresh[i % 3], "a fresh net")
+        C.check_true(n == fn, f"call {i + 1} of the same net took {n} steps; a fresh net takes {fn} on that input",
+                     hint="nothing may carry over between calls: reset every counter inside forward")
+        C.check_close(h, fh, name=f"h on call {i + 1} of the same net", rtol=1e-6, atol=1e-7)
 
 
 # --- Exercise 1.2 · sgd_step -------------------------------------------------------------------------
 # clause -> test
-#   update p <- p - lr * p.grad, in place ............................... test_sgd_step_update
-#   return the loss before the update, as a float ...................... test_sgd_step_returns_float
-#   clear the gradients (no accumulation across calls) ................. test_sgd_step_no_accumulation
-#   parameters stay the same leaf tensors with requires_grad ........... test_sgd_step_leaves
+#   call loss_fn() once ................................................. test_sgd_step_returns_float (counted,
+#                                                                           stochastic loss)
+#   only this loss's gradient; stale .grad discarded ...................... test_sgd_step_edge_cases
+#   p <- p - lr * (g + weight_decay * p), in place ......................... test_sgd_step_update (shapes, lr,
+#                                                                           float32 and float64), _weight_decay
+#   update not recorded / params stay the same leaf objects ............... test_sgd_step_leaves
+#   a parameter without gradient: unchanged, no exception ................. test_sgd_step_edge_cases
+#                                                                           (weight_decay > 0 too)
+#   .grad cleared (None or zeros) before returning, nothing carries over .. test_sgd_step_no_accumulation
+#   return the loss before the update, as a float ......................... test_sgd_step_returns_float
 
 @judge.probe("test_sgd_step_update")
 def probe_sgd_update(seed):
-    cases = []
-    for i in range(3):
-        shapes = [(4,), (3, 2), (1,)][: i + 1]
-        params, loss_fn, _, _ = quadratic_problem(seed + 10 + i, shapes)
-        orig = list(params)
-        lr = [0.05, 0.2, 0.01][i]
-        sgd_step(params, loss_fn, lr)
-        cases.append([p.detach() for p in orig])
     params, loss_fn, _, _ = quadratic_problem(0)
     sgd_step(params, loss_fn, 0.1)
-    return {"visible": [p.detach() for p in params], "cases": cases}
+    out = {"visible": [p.detach() for p in params], "cases": []}
+    for i, shapes in enumerate([[(4,)], [(3, 2), (5,)], [(1,), (2, 2, 2)]]):
+        params, loss_fn, _, _ = quadratic_problem(seed + 10 + i, shapes)
+        orig = list(params)
+        sgd_step(params, loss_fn, [0.05, 0.2, 0.01][i])
+        out["cases"].append([p.detach() for p in orig])
+    gen = torch.Generator().manual_seed(seed + 13)               # float32, a loss through a matmul
+    w = torch.randn(3, 4, generator=gen).requires_grad_()
+    b = torch.zeros(4).requires_grad_()
+    xin, y = torch.randn(6, 3, generator=gen), torch.randn(6, 4, generator=gen)
+    sgd_step([w, b], lambda: ((xin @ w + b - y) ** 2).mean(), 0.3)
+    out["cases"].append([w.detach(), b.detach()])
+    return out
 
 
 @probe_sgd_update.verdict
@@ -181,90 +341,204 @@ def _(got, ref):
     with visible():
         for i, (g, r) in enumerate(zip(got["visible"], ref["visible"])):
             C.check_close(g, r, name=f"parameter {i} after one step",
-                          hint="update them in place (p -= lr * p.grad) inside torch.no_grad(); "
+                          hint="update the tensors in the list in place inside torch.no_grad(); "
                                "`p = p - ...` only rebinds a name")
     for k, (gs, rs) in enumerate(zip(got["cases"], ref["cases"])):
         for i, (g, r) in enumerate(zip(gs, rs)):
-            C.check_close(g, r, name=f"parameter {i} after one step (case {k})",
-                          hint="p_new = p - lr * p.grad, applied to the original tensor object")
+            C.check_close(g, r, name=f"parameter {i} after one step (case {k + 1})",
+                          hint="p_new = p - lr * p.grad, applied in place to the original tensor object")
+
+
+@judge.probe("test_sgd_step_weight_decay")
+def probe_sgd_weight_decay(seed):
+    params, loss_fn, _, _ = quadratic_problem(5, [(3,), (2,)])
+    sgd_step(params, loss_fn, 0.1, weight_decay=0.3)
+    out = {"visible": [p.detach() for p in params], "cases": []}
+    for i, (lr, wd) in enumerate([(0.1, 0.01), (0.05, 0.5), (0.02, 2.0)]):
+        params, loss_fn, _, _ = quadratic_problem(seed + 60 + i, [(2, 3), (4,)])
+        orig = list(params)
+        sgd_step(params, loss_fn, lr, weight_decay=wd)
+        out["cases"].append({"lr": lr, "wd": wd, "params": [p.detach() for p in orig]})
+    return out
+
+
+@probe_sgd_weight_decay.verdict
+def _(got, ref):
+    with visible():
+        for i, (g, r) in enumerate(zip(got["visible"], ref["visible"])):
+            C.check_close(g, r, name=f"parameter {i} after one step with weight_decay=0.3",
+                          hint="the step is lr * (grad + weight_decay * p), with p from before the update")
+    for g, r in zip(got["cases"], ref["cases"]):
+        for i, (gp, rp) in enumerate(zip(g["params"], r["params"])):
+            C.check_close(gp, rp, name=f"parameter {i}, lr={r['lr']}, weight_decay={r['wd']}",
+                          hint="use the weight_decay argument: p <- p - lr * (grad + weight_decay * p)")
 
 
 @judge.probe("test_sgd_step_returns_float")
 def probe_sgd_float(seed):
     rows = []
-    for s in (1, seed + 21, seed + 22):
-        params, loss_fn, _, _ = quadratic_problem(s, [(5,), (2, 3)] if s != 1 else ((3,), (2, 2)))
+    for s, shapes, lr in ((1, ((3,), (2, 2)), 0.1), (seed + 21, ((5,), (2, 3)), 0.3), (seed + 22, ((1,),), 0.05)):
+        params, loss_fn, _, _ = quadratic_problem(s, shapes)
         before = loss_fn().item()
-        rows.append((before, sgd_step(params, loss_fn, 0.1 if s == 1 else 0.3)))
-    return rows
+        calls = []
+
+        def counted(loss_fn=loss_fn, calls=calls):
+            calls.append(1)
+            return loss_fn()
+        rows.append({"before": before, "got": sgd_step(params, counted, lr), "calls": len(calls)})
+    # a stochastic loss (a random weight per call, like a random minibatch): the returned value and the update
+    # must both come from the one call
+    params, base, _, _ = quadratic_problem(seed + 23, [(3,)])
+    gen = torch.Generator().manual_seed(seed)
+    values = []
+
+    def noisy():
+        loss = (1 + torch.rand((), generator=gen, dtype=torch.float64)) * base()
+        values.append(loss.item())
+        return loss
+    got = sgd_step(params, noisy, 0.1)
+    return {"rows": rows, "noisy": {"values": values, "got": got, "param": params[0].detach()}}
 
 
 @probe_sgd_float.verdict
 def _(got, ref):
-    for i, ((_, g), (expected, _)) in enumerate(zip(got, ref)):
+    for i, (g, r) in enumerate(zip(got["rows"], ref["rows"])):
         with visible() if i == 0 else nullcontext():
-            C.check_float(g, expected, name="returned loss", rel=1e-9,
-                          hint="return loss.item(): a float carries no graph, a tensor would keep one alive")
+            C.check_float(g["got"], r["before"], name="returned loss", rel=1e-9,
+                          hint="return loss.item() of the loss you back-propagated: a float carries no graph")
+            C.check_true(g["calls"] == 1, f"loss_fn() was called {g['calls']} times; expected once", hint="call loss_fn() once and use that loss for both backward() and the return value")
+    g, r = got["noisy"], ref["noisy"]
+    C.check_true(len(g["values"]) == 1, f"with a random loss_fn, loss_fn() was called {len(g['values'])} times; "
+                 "expected once", hint="each call of loss_fn() may give a different loss (think: a new minibatch)")
+    C.check_float(g["got"], r["values"][0], name="returned loss (random loss_fn)", rel=1e-9,
+                  hint="return the loss whose gradient you used")
+    C.check_close(g["param"], r["param"], name="parameter after a step with a random loss_fn")
 
 
 @judge.probe("test_sgd_step_no_accumulation")
 def probe_sgd_no_accumulation(seed):
     params, loss_fn, _, _ = quadratic_problem(2, [(3,)])
-    sgd_step(params, loss_fn, 0.1)
-    g = params[0].grad
-    visible_cleared = g is None or bool((g == 0).all())
+    for _ in range(2):
+        sgd_step(params, loss_fn, 0.1)
+    grad = params[0].grad
+    visible = {"cleared": grad is None or bool((grad == 0).all()), "param": params[0].detach()}
     params, loss_fn, _, _ = quadratic_problem(seed + 31, [(4,), (2,)])
     orig = list(params)
     steps = []
     for _ in range(3):
-        sgd_step(params, loss_fn, 0.1)
-        steps.append([p.detach().clone() for p in orig])
-    return {"visible_cleared": visible_cleared, "steps": steps}
+        sgd_step(params, loss_fn, 0.1, weight_decay=0.0)
+        steps.append({"params": [p.detach().clone() for p in orig],
+                      "cleared": [p.grad is None or bool((p.grad == 0).all()) for p in orig]})
+    return {"visible": visible, "steps": steps}
 
 
 @probe_sgd_no_accumulation.verdict
 def _(got, ref):
     with visible():
-        C.check_true(got["visible_cleared"] is True, "after the step, grad should be cleared",
-                     hint="set p.grad = None (or p.grad.zero_()) after the update")
-    for call, (gs, rs) in enumerate(zip(got["steps"], ref["steps"])):
-        for i, (g, r) in enumerate(zip(gs, rs)):
-            C.check_close(g, r, name=f"parameter {i} after call {call + 1}",
-                          hint="the step after the first used old gradients too: clear .grad after each update")
+        C.check_true(got["visible"]["cleared"] is True, "after the step, .grad should be cleared", hint="set p.grad = None (or zero it) before returning")
+        C.check_close(got["visible"]["param"], ref["visible"]["param"], name="parameter after two calls", hint="the second step used old gradients too: backward() adds into .grad")
+    for call, (g, r) in enumerate(zip(got["steps"], ref["steps"])):
+        C.check_true(all(c is True for c in g["cleared"]), f"after call {call + 1}, some .grad is not cleared",
+                     hint="clear every parameter's .grad before returning")
+        for i, (gp, rp) in enumerate(zip(g["params"], r["params"])):
+            C.check_close(gp, rp, name=f"parameter {i} after call {call + 1}",
+                          hint="the step after the first used old gradients too: clear .grad")
+
+
+@judge.probe("test_sgd_step_edge_cases")
+def probe_sgd_edge_cases(seed):
+    gen = torch.Generator().manual_seed(seed)
+    out = {}
+    # visible: a stale gradient on the used parameter, and an unused parameter
+    params, loss_fn, _, _ = quadratic_problem(4, [(3,)])
+    params[0].grad = torch.full_like(params[0], 100.0)
+    spare0 = torch.ones(2, dtype=torch.float64, requires_grad=True)
+    out["visible"] = {"run": attempt(lambda: sgd_step([params[0], spare0], loss_fn, 0.1)),
+                      "param": params[0].detach(), "unused": spare0.detach()}
+    # stale gradients on every used parameter
+    params, loss_fn, _, _ = quadratic_problem(seed + 51, [(3,), (2, 2)])
+    for p in params:
+        p.grad = 10 * torch.randn(p.shape, generator=gen, dtype=torch.float64)
+    out["stale"] = {"run": attempt(lambda: sgd_step(params, loss_fn, 0.1)), "params": [p.detach() for p in params]}
+    # an unused parameter with no gradient, placed between used ones, with weight decay
+    params, loss_fn, _, _ = quadratic_problem(seed + 52, [(3,), (2,)])
+    spare = torch.randn(4, generator=gen, dtype=torch.float64).requires_grad_()
+    spare_before = spare.detach().clone()
+    out["no_grad_param"] = {"run": attempt(lambda: sgd_step([params[0], spare, params[1]], loss_fn, 0.1,
+                                                            weight_decay=0.2)),
+                            "spare": spare.detach(), "spare_before": spare_before}
+    # an unused parameter that holds a stale gradient
+    params, loss_fn, _, _ = quadratic_problem(seed + 53, [(2,)])
+    spare = torch.randn(3, generator=gen, dtype=torch.float64).requires_grad_()
+    spare_before = spare.detach().clone()
+    spare.grad = torch.full((3,), 5.0, dtype=torch.float64)
+    out["stale_unused"] = {"run": attempt(lambda: sgd_step([params[0], spare], loss_fn, 0.1)),
+                           "spare": spare.detach(), "spare_before": spare_before, "param": params[0].detach()}
+    return out
+
+
+@probe_sgd_edge_cases.verdict
+def _(got, ref):
+    with visible():
+        v, rv = got["visible"], ref["visible"]
+        expect_ok(v["run"], "sgd_step with an unused parameter", hint="a parameter whose .grad is None after backward() has no gradient: skip it")
+        C.check_close(v["param"], rv["param"], name="parameter after a step that started with a stale .grad", hint="backward() adds to what .grad holds: discard old gradients before back-propagating")
+        C.check_close(v["unused"], rv["unused"], name="a parameter the loss does not use", hint="a parameter whose .grad is None after backward() has no gradient: skip it")
+    expect_ok(got["stale"]["run"], "sgd_step on parameters with stale gradients")
+    for i, (gp, rp) in enumerate(zip(got["stale"]["params"], ref["stale"]["params"])):
+        C.check_close(gp, rp, name=f"parameter {i} after a step that started with stale gradients",
+                      hint="only this loss's gradient may enter the step: clear .grad before backward()")
+    g, r = got["no_grad_param"], ref["no_grad_param"]
+    expect_ok(g["run"], "sgd_step with a parameter that gets no gradient (weight_decay=0.2)",
+              hint="p.grad is None for a parameter the loss does not use: skip it instead of computing with None")
+    C.check_close(g["spare"], r["spare_before"], name="an unused parameter, with weight_decay=0.2",
+                  hint="a parameter without gradient is left unchanged: no weight decay either (as torch.optim.SGD)")
+    g, r = got["stale_unused"], ref["stale_unused"]
+    expect_ok(g["run"], "sgd_step with an unused parameter holding a stale .grad")
+    C.check_close(g["spare"], r["spare_before"], name="an unused parameter that held a stale .grad",
+                  hint="the stale .grad is not this loss's gradient: discard it before backward()")
+    C.check_close(g["param"], r["param"], name="the used parameter next to it")
 
 
 @judge.probe("test_sgd_step_leaves")
 def probe_sgd_leaves(seed):
     params, loss_fn, _, _ = quadratic_problem(3)
-    ids = [id(p) for p in params]
+    orig = list(params)
     sgd_step(params, loss_fn, 0.1)
-    visible_same = [id(p) for p in params] == ids
+    visible = [(p is o, p.is_leaf, p.requires_grad) for p, o in zip(params, orig)]
     params, loss_fn, _, _ = quadratic_problem(seed + 41, [(2, 2), (3,)])
     orig = list(params)
     for _ in range(2):
-        sgd_step(params, loss_fn, 0.05)
-    return {"visible_same": visible_same,
-            "rows": [(p is o, p.is_leaf, p.requires_grad) for p, o in zip(params, orig)]}
+        sgd_step(params, loss_fn, 0.05, weight_decay=0.1)
+    return {"visible": visible,
+            "rows": [(p is o, o.is_leaf, o.requires_grad, o.grad_fn is None) for p, o in zip(params, orig)]}
 
 
 @probe_sgd_leaves.verdict
 def _(got, ref):
     with visible():
-        C.check_true(got["visible_same"] is True, "params now holds different tensor objects",
-                     hint="update in place; do not assign new tensors into the list")
-    for i, (same, leaf, rg) in enumerate(got["rows"]):
-        C.check_true(same is True, f"params[{i}] was replaced by a new tensor")
-        C.check_true(leaf is True and rg is True,
-                     f"params[{i}] is_leaf={leaf}, requires_grad={rg}; expected True, True",
-                     hint="rebinding a parameter to `p - lr * p.grad` (outside torch.no_grad()) creates a new, "
-                          "non-leaf tensor; update the original in place under torch.no_grad()")
+        for i, (same, leaf, rg) in enumerate(got["visible"]):
+            C.check_true(same is True, f"params[{i}] is a different tensor object after the step", hint="update in place; do not put new tensors into the list")
+            C.check_true(leaf is True and rg is True, f"params[{i}]: is_leaf={leaf}, requires_grad={rg}; "
+                         "expected True, True")
+    for i, (same, leaf, rg, no_fn) in enumerate(got["rows"]):
+        C.check_true(same is True, f"params[{i}] was replaced by a new tensor after two steps",
+                     hint="update the original tensor in place; an optimiser holding it would not see a new one")
+        C.check_true(leaf is True and rg is True and no_fn is True,
+                     f"params[{i}]: is_leaf={leaf}, requires_grad={rg}, grad_fn is None: {no_fn}; expected True, "
+                     "True, True", hint="do the update under torch.no_grad(), in place")
 
 
 # --- Exercise 1.3 · make_preprocess ------------------------------------------------------------------
 # clause -> test
 #   a PIL RGB image -> normalised float32 CHW tensor of `size` ........ test_make_preprocess_pil
-#   an HWC uint8 NumPy array, read with the right channel order ....... test_make_preprocess_numpy
-#   a CHW uint8 tensor; scaled to [0, 1] before normalising ........... test_make_preprocess_tensor
+#   an HWC uint8 NumPy array (converted before anything else) ......... test_make_preprocess_numpy
+#   a CHW uint8 tensor ................................................. test_make_preprocess_tensor
+#   size is (height, width), non-square, down and up, and unchanged .. all three (varied sizes)
+#   resized with antialiasing .......................................... all three (tolerance 2.5 grey levels;
+#                                                                         antialias=False is 8+ levels off)
+#   scaled to [0, 1], then (x - mean[c]) / std[c], the given mean/std .. all three (varied mean and std)
+#   a torch.Tensor (tv_tensors.Image counts) ........................... all three (check_tensor: exact type)
 
 @judge.shared
 def preprocess_case(kind, h, w, size, mean, std, seed):
@@ -272,20 +546,27 @@ def preprocess_case(kind, h, w, size, mean, std, seed):
     pil, np_img, t = as_three_kinds(arr)
     img = {"pil": pil, "numpy": np_img, "tensor": t}[kind]
     expected = reference_preprocess(t, size, mean, std)
-    out = make_preprocess(size, mean, std)(img)
-    return {"out": out, "expected": expected, "atol": 2.5 / 255 / min(std), "size": size}
+    out = attempt(lambda: make_preprocess(size, mean, std)(img))
+    return {"out": out, "expected": expected, "atol": 2.5 / 255 / min(std), "size": size, "input": (h, w)}
 
 
-def check_preprocess_cases(got, ref, kind, hint):
+def check_preprocess_cases(got, ref, kind, hint, shape_hint=None):
     for g, r in zip(got, ref):
-        C.check_tensor(g["out"], f"output for a {kind} image", shape=(3, *r["size"]), dtype=torch.float32, hint=hint)
-        C.check_close(g["out"], r["expected"], name=f"{kind} output {r['size']}", atol=r["atol"], rtol=0, hint=hint)
+        where = f"a {r['input'][0]}x{r['input'][1]} {kind} image, size={r['size']}"
+        out = expect_ok(g["out"], f"the pipeline on {where}", hint=shape_hint or hint)
+        C.check_tensor(out, f"output for {where}", shape=(3, *r["size"]), dtype=torch.float32,
+                       hint=shape_hint or hint)
+        C.check_close(out, r["expected"], name=f"output for {where}", atol=r["atol"], rtol=0, hint=hint)
+
+
+PASS_THROUGH = ("v2 transforms other than ToImage hand a NumPy array back untouched (no error): put v2.ToImage() "
+                "first, before Resize")
 
 
 @judge.probe("test_make_preprocess_pil")
 def probe_preprocess_pil(seed):
     cases = [preprocess_case("pil", 40, 52, (24, 32), MEAN, STD, 5)]
-    for i, (h, w, size) in enumerate([(33, 47, (16, 20)), (64, 48, (32, 24))]):
+    for i, (h, w, size) in enumerate([(33, 47, (16, 20)), (64, 48, (32, 24)), (20, 30, (40, 45))]):
         mean, std = (0.3 + 0.1 * i, 0.5, 0.2), (0.2, 0.3 + 0.05 * i, 0.25)
         cases.append(preprocess_case("pil", h, w, size, mean, std, seed % 997 + 50 + i))
     return cases
@@ -294,8 +575,10 @@ def probe_preprocess_pil(seed):
 @probe_preprocess_pil.verdict
 def _(got, ref):
     with visible():
-        check_preprocess_cases(got[:1], ref[:1], "PIL", None)
-    check_preprocess_cases(got[1:], ref[1:], "PIL", "scale to [0, 1] first, then (x - mean) / std per channel")
+        check_preprocess_cases(got[:1], ref[:1], "PIL", "scale to [0, 1] first, then (x - mean) / std per channel")
+    check_preprocess_cases(got[1:], ref[1:], "PIL",
+                           "resize to size=(height, width) with antialias, scale to [0, 1], then normalise with the "
+                           "mean and std you were given")
 
 
 @judge.probe("test_make_preprocess_numpy")
@@ -310,15 +593,17 @@ def probe_preprocess_numpy(seed):
 @probe_preprocess_numpy.verdict
 def _(got, ref):
     with visible():
-        check_preprocess_cases(got[:1], ref[:1], "NumPy", None)
+        check_preprocess_cases(got[:1], ref[:1], "NumPy", "HWC -> CHW is a permute, not a reshape; v2.ToImage() "
+                               "does it for you", shape_hint=PASS_THROUGH)
     check_preprocess_cases(got[1:], ref[1:], "NumPy",
-                           "HWC -> CHW is a permute, not a reshape; v2.ToImage() does it for you")
+                           "HWC -> CHW is a permute, not a reshape (v2.ToImage() does it); scale to [0, 1], then "
+                           "normalise with the given mean and std", shape_hint=PASS_THROUGH)
 
 
 @judge.probe("test_make_preprocess_tensor")
 def probe_preprocess_tensor(seed):
     cases = [preprocess_case("tensor", 40, 52, (24, 32), MEAN, STD, 7)]
-    for i, (h, w, size) in enumerate([(50, 40, (25, 20)), (31, 63, (31, 63))]):
+    for i, (h, w, size) in enumerate([(50, 40, (25, 20)), (31, 63, (31, 63)), (64, 64, (7, 9))]):
         cases.append(preprocess_case("tensor", h, w, size, (0.5, 0.5, 0.5), (0.5, 0.25, 0.125), seed % 997 + 70 + i))
     return cases
 
@@ -326,15 +611,22 @@ def probe_preprocess_tensor(seed):
 @probe_preprocess_tensor.verdict
 def _(got, ref):
     with visible():
-        check_preprocess_cases(got[:1], ref[:1], "tensor", None)
-    check_preprocess_cases(got[1:], ref[1:], "tensor", "uint8 values must be scaled to [0, 1] before normalising")
+        check_preprocess_cases(got[:1], ref[:1], "tensor", "uint8 values must be scaled to [0, 1] before normalising")
+    check_preprocess_cases(got[1:], ref[1:], "tensor",
+                           "uint8 values must be scaled to [0, 1] before normalising with the given mean and std")
 
 
 # --- Exercise 1.4 · record_activations ---------------------------------------------------------------
 # clause -> test
-#   every submodule's output shape, nested ones included, root left out .. test_record_activations_shapes
-#   a submodule that runs more than once keeps its last shape; shapes ... test_record_activations_repeated
-#   every hook removed before returning, even if forward raises ......... test_record_activations_cleanup
+#   model(x) runs exactly once; a new dict each call ...................... test_record_activations_fresh
+#   keys from named_modules(), nested ones included, root left out ........ test_record_activations_shapes
+#   a module registered under two names appears once, first name .......... test_record_activations_repeated
+#   values are output.shape (torch.Size) of tensor outputs ................ test_record_activations_shapes
+#   non-tensor outputs (LSTM's tuple) and modules that never run left out . test_record_activations_shapes
+#   a submodule that runs more than once keeps its last shape ............. test_record_activations_repeated
+#   every hook removed, also when forward raises .......................... test_record_activations_cleanup
+#   the exception reaches the caller unchanged ............................ test_record_activations_cleanup
+#   hooks that were there before stay ..................................... test_record_activations_cleanup
 
 @judge.probe("test_record_activations_shapes")
 def probe_record_shapes(seed):
@@ -360,21 +652,40 @@ def probe_record_shapes(seed):
                 x = blk(x)
             return self.head(x)
 
-    visible_shapes = record_activations(small_cnn().eval(), torch.randn(2, 3, 16, 16))
+    class Recurrent(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rnn = nn.LSTM(4, 6, batch_first=True)      # returns a tuple: left out
+            self.head = nn.Linear(6, 2)
+            self.spare = nn.Linear(2, 2)                    # never runs: left out
+
+        def forward(self, x):
+            out, _ = self.rnn(x)
+            return self.head(out[:, -1])
+
+    gen = torch.Generator().manual_seed(seed)
     b = 2 + seed % 5
-    return {"visible": visible_shapes, "batch": b, "nested": record_activations(Net(), torch.randn(b, 5))}
+    xs = (torch.randn(2, 3, 16, 16, generator=gen), torch.randn(b, 5, generator=gen), torch.randn(b, 3, 4, generator=gen))
+    return {"visible": attempt(lambda: record_activations(small_cnn().eval(), xs[0])), "batch": b,
+            "nested": attempt(lambda: record_activations(Net(), xs[1])),
+            "recurrent": attempt(lambda: record_activations(Recurrent(), xs[2]))}
 
 
 @probe_record_shapes.verdict
 def _(got, ref):
     with visible():
-        C.check_type(got["visible"], dict, "the returned mapping")
-        C.check_equal(got["visible"].get("0"), torch.Size([2, 8, 16, 16]), "shape of submodule '0'")
-        C.check_equal(got["visible"].get("2.0"), torch.Size([2, 16, 7, 7]), "shape of nested submodule '2.0'",
-                      hint="use model.named_modules(), which walks nested modules too")
-    C.check_type(got["nested"], dict, "the returned mapping")
-    C.check_equal(got["nested"], ref["nested"], "recorded shapes for a model with nested blocks",
+        shapes = expect_ok(got["visible"], "record_activations(small_cnn(), x)")
+        C.check_type(shapes, dict, "the returned mapping")
+        C.check_equal(shapes, ref["visible"][1], "recorded shapes for small_cnn", hint="one entry per name from model.named_modules() except the root '', valued output.shape")
+    nested = expect_ok(got["nested"], "record_activations on a model with nested blocks")
+    C.check_type(nested, dict, "the returned mapping")
+    C.check_equal(nested, ref["nested"][1], "recorded shapes for a model with nested blocks in a ModuleList",
                   hint="every named submodule that returns a tensor, keyed by its dotted name; not the root")
+    rec = expect_ok(got["recurrent"], "record_activations on a model with an nn.LSTM (whose output is a tuple)",
+                    hint="a module's output need not be a tensor: record only when isinstance(output, torch.Tensor)")
+    C.check_type(rec, dict, "the returned mapping")
+    C.check_equal(rec, ref["recurrent"][1], "recorded shapes for an LSTM model with an unused layer",
+                  hint="leave out submodules whose output is not a tensor (the LSTM's tuple) and those that never ran")
 
 
 @judge.probe("test_record_activations_repeated")
@@ -390,49 +701,132 @@ def probe_record_repeated(seed):
                 x = self.proj(self.pool(x))
             return x
 
-    shared = nn.Linear(4, 4)
-    twice = record_activations(nn.Sequential(shared, nn.ReLU(), shared), torch.randn(3, 4))
+    class Tied(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.enc = nn.Linear(5, 3)
+            self.act = nn.ReLU()
+            self.dec = nn.Linear(3, 5)
+            self.also_enc = self.enc                         # the same module under a second name
+
+        def forward(self, x):
+            y = self.dec(self.act(self.enc(x)))
+            return self.also_enc(y[:1])                      # its last call sees one row
+
+    gen = torch.Generator().manual_seed(seed)
+    pool = nn.MaxPool1d(2)
     length = 8 * (2 + seed % 3)
-    return {"visible_type": type(twice.get("1")).__name__ if isinstance(twice, dict) else type(twice).__name__,
-            "pyramid": record_activations(Pyramid(), torch.randn(2, 2, length))}
+    xs = (torch.randn(1, 2, 8, generator=gen), torch.randn(2, 2, length, generator=gen),
+          torch.randn(3 + seed % 4, 5, generator=gen))
+    return {"visible": attempt(lambda: record_activations(nn.Sequential(pool, nn.Identity(), pool), xs[0])),
+            "pyramid": attempt(lambda: record_activations(Pyramid(), xs[1])),
+            "tied": attempt(lambda: record_activations(Tied(), xs[2]))}
 
 
 @probe_record_repeated.verdict
 def _(got, ref):
     with visible():
-        C.check_true(got["visible_type"] == "Size", f"value for '1' should be a torch.Size, got {got['visible_type']}",
-                     hint="store output.shape, not the output tensor")
-    C.check_equal(got["pyramid"], ref["pyramid"], "shapes when modules run three times",
-                  hint="keep the shape of the LAST call")
+        C.check_equal(expect_ok(got["visible"], "record_activations(Sequential(pool, Identity(), pool), x)"),
+                      ref["visible"][1], "recorded shapes", hint="keep the LAST call's shape; list modules as model.named_modules() does (each module once)")
+    C.check_equal(expect_ok(got["pyramid"], "record_activations on a model whose modules run three times"),
+                  ref["pyramid"][1], "shapes when modules run three times", hint="keep the shape of the LAST call")
+    C.check_equal(expect_ok(got["tied"], "record_activations on a model with a module registered twice"),
+                  ref["tied"][1], "shapes for a module registered under two names ('enc' and 'also_enc')",
+                  hint="model.named_modules() lists a shared module once, under its first name; keep its last shape")
 
 
 @judge.probe("test_record_activations_cleanup")
 def probe_record_cleanup(seed):
     def hooks_left(model):
-        return sum(len(m._forward_hooks) for m in model.modules())
+        return sum(len(m._forward_hooks) + len(m._forward_pre_hooks) for m in model.modules())
 
+    class Boom(nn.Module):
+        def forward(self, x):
+            raise ValueError(f"boom {x.shape[0]}")
+
+    gen = torch.Generator().manual_seed(seed)
+    xs = [torch.randn(n, 3, generator=gen) for n in (1, 2, 2, 3, 4)]
     m = small_cnn()
-    record_activations(m, torch.randn(1, 3, 8, 8))
+    first = attempt(lambda: record_activations(m, torch.randn(1, 3, 8, 8, generator=gen)))
     visible_left = hooks_left(m)
+    bad = nn.Sequential(nn.Linear(3, 3), nn.Linear(4, 2))          # raises: 3 features into Linear(4, 2)
+    vis_raise = attempt(lambda: record_activations(bad, xs[0]))
+    err_type = vis_raise[1].split(":")[0] if vis_raise[0] == "error" else ""
+    out = {"visible": (first[0], visible_left, vis_raise[0], err_type, hooks_left(bad))}
     m = nn.Sequential(nn.Linear(3, 3), nn.Sequential(nn.Linear(3, 3), nn.Tanh()), nn.Linear(3, 3))
-    for _ in range(2):
-        record_activations(m, torch.randn(2, 3))
-    after_two = hooks_left(m)
-    bad = nn.Sequential(nn.Linear(3, 3), nn.Linear(4, 2))          # the second layer fails: wrong in-features
-    raised = False
-    try:
-        record_activations(bad, torch.randn(2, 3))
-    except Exception:
-        raised = True
-    return {"visible": visible_left, "after_two": after_two, "after_raise": hooks_left(bad), "raised": raised}
+    for x in xs[1:3]:
+        record_activations(m, x)
+    out["after_two"] = hooks_left(m)
+    deep = nn.Sequential(nn.Linear(3, 3), nn.Sequential(nn.Tanh(), Boom()), nn.Linear(3, 3))
+    out["raised"] = attempt(lambda: record_activations(deep, xs[3]))
+    out["after_raise"] = hooks_left(deep)
+    # a hook the user had before the call must survive it
+    user = nn.Sequential(nn.Linear(3, 4), nn.ReLU())
+    seen = []
+    user[0].register_forward_hook(lambda module, inputs, output: seen.append(tuple(output.shape)))
+    run = attempt(lambda: record_activations(user, xs[4]))
+    user(xs[1])
+    out["user"] = {"run": run[0], "hooks": len(user[0]._forward_hooks), "seen": seen}
+    return out
 
 
 @probe_record_cleanup.verdict
 def _(got, ref):
     with visible():
-        C.check_true(got["visible"] == 0, f"{got['visible']} forward hook(s) are still registered after "
-                     "record_activations returned",
-                     hint="keep the handles from register_forward_hook and call handle.remove() on each")
-    C.check_true(got["after_two"] == 0, "hooks left after two calls")
-    C.check_true(got["after_raise"] == 0, f"{got['after_raise']} hook(s) left behind after a forward pass that raised",
-                 hint="remove the hooks in a finally: block")
+        status, left, raised, err_type, left_bad = got["visible"]
+        C.check_true(status == "ok", "record_activations(small_cnn(), x) raised an exception")
+        C.check_true(left == 0, f"{left} hook(s) are still registered after record_activations returned", hint="keep the handles from register_forward_hook and call handle.remove() on each")
+        C.check_true(raised == "error" and err_type == "RuntimeError",
+                     f"on a model whose forward raises RuntimeError, record_activations gave: {raised} {err_type}", hint="let the model's exception reach the caller: try/finally, no except")
+        C.check_true(left_bad == 0, f"{left_bad} hook(s) left behind after a forward pass that raised", hint="remove the hooks in a finally: block")
+    C.check_true(got["after_two"] == 0, f"{got['after_two']} hook(s) left after two calls on the same model")
+    C.check_true(got["raised"] == ref["raised"],
+                 f"a forward that raises {ref['raised'][1]} deep inside the model: record_activations gave "
+                 f"{got['raised'][0]} {got['raised'][1] if got['raised'][0] == 'error' else ''}".rstrip(),
+                 hint="do not catch the exception (no except, or re-raise it unchanged): the caller must see it")
+    C.check_true(got["after_raise"] == 0, f"{got['after_raise']} hook(s) left behind after a forward pass that raised", hint="remove the hooks in a finally: block")
+    u, ru = got["user"], ref["user"]
+    C.check_true(u["run"] == "ok" and u["hooks"] == ru["hooks"] and u["seen"] == ru["seen"],
+                 f"a forward hook the model had before the call: {u['hooks']} registered afterwards (expected "
+                 f"{ru['hooks']}), it saw the calls {u['seen']} (expected {ru['seen']})",
+                 hint="remove only the handles you registered; never clear module._forward_hooks")
+
+
+@judge.probe("test_record_activations_fresh")
+def probe_record_fresh(seed):
+    class CountingNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = nn.Sequential(nn.Linear(4, 6), nn.ReLU(), nn.Linear(6, 2))
+            self.calls = 0
+
+        def forward(self, x):
+            self.calls += 1
+            return self.body(x)
+
+    gen = torch.Generator().manual_seed(seed)
+    xs = [torch.randn(n, k, generator=gen) for n, k in ((2, 3), (6, 4), (3, 4), (5 + seed % 3, 4))]
+    record_activations(nn.Sequential(nn.Linear(3, 5), nn.ReLU()), xs[0])
+    vis = attempt(lambda: record_activations(nn.Sequential(nn.Linear(4, 1)), xs[1]))
+    net = CountingNet()
+    first = record_activations(net, xs[2])
+    calls_once = net.calls
+    second = record_activations(net, xs[3])
+    other = record_activations(nn.Sequential(nn.Linear(4, 3)), xs[3])
+    return {"visible": vis, "calls": calls_once, "second": second, "other": other,
+            "distinct": first is not second and second is not other}
+
+
+@probe_record_fresh.verdict
+def _(got, ref):
+    with visible():
+        C.check_equal(expect_ok(got["visible"], "a second record_activations call"), ref["visible"][1],
+                      "shapes returned by the second call", hint="create the dict inside the function (a mutable default argument is shared between calls)")
+    C.check_true(got["calls"] == 1, f"record_activations ran the model's forward {got['calls']} times; expected once",
+                 hint="one forward pass: the hooks record everything during it")
+    C.check_equal(got["second"], ref["second"], "shapes from a second call on the same model with another batch",
+                  hint="nothing from earlier calls: a new dict each call")
+    C.check_equal(got["other"], ref["other"], "shapes from a call on another model",
+                  hint="nothing from earlier calls: a new dict each call")
+    C.check_true(got["distinct"] is True, "two calls returned the same dict object",
+                 hint="create the dict inside the function, not as a default argument or a global")

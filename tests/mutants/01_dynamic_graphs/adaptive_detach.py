@@ -1,4 +1,4 @@
-"""Detaches h inside the loop: same outputs, but only the last step gets gradients."""
+"""Detaches h inside the loop: same outputs and steps, but only the last application gets gradients."""
 CELL = "adaptive_depth"
 FAILS = ["test_adaptive_depth_gradients"]
 SOURCE = '''

@@ -1,4 +1,4 @@
-"""Never removes its hooks: they keep firing on every later forward pass."""
+"""Never removes its hooks: they stay registered and keep firing on every later forward pass."""
 CELL = "record_activations"
 FAILS = ["test_record_activations_cleanup"]
 SOURCE = '''
@@ -6,7 +6,10 @@ def record_activations(model, x):
     shapes = {}
     for name, module in model.named_modules():
         if name:
-            module.register_forward_hook(lambda m, i, o, name=name: shapes.__setitem__(name, o.shape))
+            def hook(m, i, o, name=name):
+                if isinstance(o, torch.Tensor):
+                    shapes[name] = o.shape
+            module.register_forward_hook(hook)
     model(x)
     return shapes
 '''

@@ -1,13 +1,15 @@
 """Hooks only the direct children (named_children): nested submodules are missing."""
 CELL = "record_activations"
-FAILS = ["test_record_activations_shapes"]
+FAILS = ["test_record_activations_shapes", "test_record_activations_fresh"]
 SOURCE = '''
 def record_activations(model, x):
     shapes, handles = {}, []
     try:
         for name, module in model.named_children():
-            handles.append(module.register_forward_hook(
-                lambda m, i, o, name=name: shapes.__setitem__(name, o.shape)))
+            def hook(m, i, o, name=name):
+                if isinstance(o, torch.Tensor):
+                    shapes[name] = o.shape
+            handles.append(module.register_forward_hook(hook))
         model(x)
     finally:
         for h in handles:

@@ -1,12 +1,13 @@
-"""Never clears the gradients: the second step uses the sum of both gradients."""
+"""Never clears the gradients: the next step (and a stale .grad) adds into this one."""
 CELL = "sgd_step"
-FAILS = ["test_sgd_step_no_accumulation"]
+FAILS = ["test_sgd_step_no_accumulation", "test_sgd_step_edge_cases"]
 SOURCE = '''
-def sgd_step(params, loss_fn, lr):
+def sgd_step(params, loss_fn, lr, weight_decay=0.0):
     loss = loss_fn()
     loss.backward()
     with torch.no_grad():
         for p in params:
-            p -= lr * p.grad
+            if p.grad is not None:
+                p -= lr * (p.grad + weight_decay * p)
     return loss.item()
 '''

@@ -2,12 +2,15 @@
 CELL = "sgd_step"
 FAILS = ["test_sgd_step_returns_float"]
 SOURCE = '''
-def sgd_step(params, loss_fn, lr):
+def sgd_step(params, loss_fn, lr, weight_decay=0.0):
+    for p in params:
+        p.grad = None
     loss = loss_fn()
     loss.backward()
     with torch.no_grad():
         for p in params:
-            p -= lr * p.grad
-            p.grad = None
+            if p.grad is not None:
+                p -= lr * (p.grad + weight_decay * p)
+                p.grad = None
     return loss
 '''

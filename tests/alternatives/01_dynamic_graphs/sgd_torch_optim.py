@@ -1,0 +1,12 @@
+"""Delegates to torch.optim.SGD (zero_grad, backward, step, zero_grad): the behaviour the statement describes."""
+CELL = "sgd_step"
+SOURCE = '''
+def sgd_step(params, loss_fn, lr, weight_decay=0.0):
+    opt = torch.optim.SGD(params, lr=lr, weight_decay=weight_decay)
+    opt.zero_grad()
+    loss = loss_fn()
+    loss.backward()
+    opt.step()
+    opt.zero_grad()
+    return loss.item()
+'''

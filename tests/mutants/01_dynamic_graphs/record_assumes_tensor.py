@@ -1,0 +1,17 @@
+"""Assumes every output is a tensor: a module returning a tuple (nn.LSTM) makes the hook raise."""
+CELL = "record_activations"
+FAILS = ["test_record_activations_shapes"]
+SOURCE = '''
+def record_activations(model, x):
+    shapes, handles = {}, []
+    try:
+        for name, module in model.named_modules():
+            if name:
+                handles.append(module.register_forward_hook(
+                    lambda m, i, o, name=name: shapes.__setitem__(name, o.shape)))
+        model(x)
+    finally:
+        for h in handles:
+            h.remove()
+    return shapes
+'''

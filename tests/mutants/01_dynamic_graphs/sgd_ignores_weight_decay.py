@@ -1,0 +1,16 @@
+"""Ignores the weight_decay argument: right for the default, wrong as soon as it is set."""
+CELL = "sgd_step"
+FAILS = ["test_sgd_step_weight_decay"]
+SOURCE = '''
+def sgd_step(params, loss_fn, lr, weight_decay=0.0):
+    for p in params:
+        p.grad = None
+    loss = loss_fn()
+    loss.backward()
+    with torch.no_grad():
+        for p in params:
+            if p.grad is not None:
+                p -= lr * p.grad
+                p.grad = None
+    return loss.item()
+'''

@@ -1,0 +1,15 @@
+"""Returns loss_fn() evaluated again after the update: a second call, and the wrong (new) value."""
+CELL = "sgd_step"
+FAILS = ["test_sgd_step_returns_float"]
+SOURCE = '''
+def sgd_step(params, loss_fn, lr, weight_decay=0.0):
+    for p in params:
+        p.grad = None
+    loss_fn().backward()
+    with torch.no_grad():
+        for p in params:
+            if p.grad is not None:
+                p -= lr * (p.grad + weight_decay * p)
+                p.grad = None
+        return loss_fn().item()
+'''
