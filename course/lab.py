@@ -209,7 +209,10 @@ def command(who: str, root: Path, extra: list[str] | None = None,
     instructor(root)
     env["JUPYTERLAB_SETTINGS_DIR"] = str(root / ".instructor" / "lab-settings")
     env["COURSE_GRADEBOOK_URL"] = f"sqlite:///{(root / (gradebook or 'gradebook.db')).resolve()}"
-    return [jupyter, "lab", f"--ServerApp.root_dir={root}", *(extra or [])], env, root
+    # FormgradeExtension.debug (on by default) dumps the server's whole config as JSON into a panel, and warns
+    # "Formgrader config is not serializable" on every visit, because the server's config is not JSON.
+    return [jupyter, "lab", f"--ServerApp.root_dir={root}", "--FormgradeExtension.debug=False",
+            *(extra or [])], env, root
 
 
 def main(argv: list[str] | None = None) -> int:
