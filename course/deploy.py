@@ -9,6 +9,10 @@
 * :func:`timings_ms`, :func:`median_ms` and :func:`compare_ms`: wall-clock timing in milliseconds,
   and :func:`num_threads` to time with a fixed number of CPU threads;
 * :func:`quiet_logs`: hide torch's log lines (not warnings) while a cell shows an expected error;
+* :func:`deprecation_messages`: the exact FutureWarning text each TorchScript function emits;
+* :func:`aoti_package`, :func:`libtorch_toolchain`, :func:`build_cpp` / :func:`start_cpp_build`,
+  :func:`run_program` and
+  :data:`CPP_LOADER_SOURCE`: leave Python, with an AOTInductor package and a LibTorch (C++) program;
 * :func:`run_saved`: run a saved TorchScript (``.pt``) or ``torch.export``
   (``.pt2``) file in a fresh Python process that imports only ``torch``, to
   prove the file does not need the Python class that produced it.
@@ -250,3 +254,265 @@ def quiet_logs(level: int = logging.WARNING) -> Iterator[io.StringIO]:
             yield captured
     finally:
         logging.disable(previous)
+
+
+def deprecation_messages(calls: dict[str, Callable[[], object]]) -> dict[str, list[str]]:
+    """Run each call with every warning recorded; return ``{name: [its FutureWarning messages, in order]}``.
+
+    Each call runs inside its own ``warnings.catch_warnings(record=True)``
+    with the ``"always"`` filter, so a message already shown elsewhere is
+    recorded again. Warnings of other categories are not returned.
+    """
+    out: dict[str, list[str]] = {}
+    for name, fn in calls.items():
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            fn()
+        out[name] = [str(w.message) for w in caught if issubclass(w.category, FutureWarning)]
+    return out
+
+
+# --- Leaving Python: LibTorch (C++) loads a TorchScript file and an AOTInductor package --------------
+
+#: A complete C++ program (LibTorch) that loads a TorchScript file with ``torch::jit::load`` and an
+#: AOTInductor package with ``torch::inductor::AOTIModelPackageLoader``, runs both on the same
+#: input, and prints one line per runtime: ``<runtime> ok <rows> <cols> v0 v1 ...`` or
+#: ``<runtime> error <message>`` (newlines in the message written as ``|``). Usage: ``loader model.pt model.pt2 rows features``. The input
+#: is ``sin(arange(rows * features)).reshape(rows, features)``, so Python can rebuild it exactly.
+CPP_LOADER_SOURCE = r'''// Serve a model from C++: no Python interpreter in this process.
+#include <torch/script.h>                                          // torch::jit::load (TorchScript)
+#include <torch/csrc/inductor/aoti_package/model_package_loader.h> // AOTInductor packages
+#include <cstdio>
+#include <iostream>
+#include <string>
+
+static void print_result(const char* runtime, const torch::Tensor& y) {
+  torch::Tensor c = y.contiguous().to(torch::kFloat32);
+  std::printf("%s ok %lld %lld", runtime, (long long)c.size(0), (long long)c.size(1));
+  const float* v = c.data_ptr<float>();
+  for (int64_t i = 0; i < c.numel(); ++i) std::printf(" %.9g", v[i]);
+  std::printf("\n");
+}
+
+static void print_error(const char* runtime, const std::exception& e) {
+  std::string text = e.what();
+  for (char& ch : text) if (ch == '\n') ch = '|';   // one line per runtime; Python splits it again
+  std::printf("%s error %s\n", runtime, text.c_str());
+}
+
+int main(int argc, char** argv) {
+  if (argc != 5) {
+    std::cerr << "usage: loader model.pt model.pt2 rows features\n";
+    return 2;
+  }
+  const int64_t rows = std::stoll(argv[3]), features = std::stoll(argv[4]);
+  torch::NoGradGuard no_grad;
+  torch::Tensor x = torch::arange(rows * features, torch::kFloat32).sin().reshape({rows, features});
+  try {
+    torch::jit::script::Module module = torch::jit::load(argv[1]);   // the TorchScript path
+    print_result("torchscript", module.forward({x}).toTensor());
+  } catch (const std::exception& e) {
+    print_error("torchscript", e);
+  }
+  try {
+    torch::inductor::AOTIModelPackageLoader loader(argv[2]);        // the AOTInductor path
+    print_result("aoti", loader.run({x})[0]);
+  } catch (const std::exception& e) {
+    print_error("aoti", e);
+  }
+  return 0;
+}
+'''
+
+
+@dataclass
+class Toolchain:
+    """A C++ compiler and the LibTorch headers and libraries that ship inside the torch wheel."""
+
+    compiler: str | None       #: path of the C++ compiler (``$CXX``, else ``c++``/``g++``/``clang++``), or None
+    include_dirs: list[str]    #: header folders (``torch/include`` and its ``torch/csrc/api/include``)
+    library_dir: str           #: ``torch/lib`` (``libtorch.so``, ``libtorch_cpu.so``, ``libc10.so``)
+    missing: str               #: why a LibTorch program cannot be built here ("" when it can)
+
+    @property
+    def usable(self) -> bool:
+        """True when a compiler and every needed header and library were found."""
+        return not self.missing
+
+
+def libtorch_toolchain() -> Toolchain:
+    """Find a C++ compiler and the LibTorch headers/libraries of the installed torch; return a :class:`Toolchain`.
+
+    Nothing is downloaded: the torch wheel already holds ``include/`` and
+    ``lib/``. ``missing`` says what is absent (no compiler, a CPU-only
+    wheel without headers, ...).
+    """
+    import shutil
+
+    root = Path(torch.__file__).resolve().parent
+    include = [str(root / "include"), str(root / "include" / "torch" / "csrc" / "api" / "include")]
+    libdir = str(root / "lib")
+    compiler = None
+    for candidate in [os.environ.get("CXX"), "c++", "g++", "clang++"]:
+        if candidate and shutil.which(candidate):
+            compiler = shutil.which(candidate)
+            break
+    missing = []
+    if compiler is None:
+        missing.append("no C++ compiler on PATH (set CXX or install g++)")
+    for header in ("torch/script.h", "torch/csrc/inductor/aoti_package/model_package_loader.h"):
+        if not (root / "include" / header).is_file():
+            missing.append(f"header {header} is not in {root / 'include'}")
+    for lib in ("libtorch.so", "libtorch_cpu.so", "libc10.so"):
+        if not (root / "lib" / lib).is_file():
+            missing.append(f"{lib} is not in {libdir}")
+    return Toolchain(compiler=compiler, include_dirs=include, library_dir=libdir, missing="; ".join(missing))
+
+
+def cpp_command(source: str | os.PathLike, binary: str | os.PathLike, toolchain: Toolchain) -> list[str]:
+    """Return the compiler command line that builds ``source`` into ``binary`` against LibTorch.
+
+    C++20 (LibTorch's headers require it), ``-O1``, the wheel's include
+    folders, and ``-ltorch -ltorch_cpu -lc10`` with an rpath to ``torch/lib``
+    so the program finds the libraries without ``LD_LIBRARY_PATH``.
+    """
+    if toolchain.compiler is None:
+        raise RuntimeError(toolchain.missing or "no C++ compiler")
+    cmd = [toolchain.compiler, "-std=c++20", "-O1", str(source), "-o", str(binary)]
+    cmd += [f"-I{d}" for d in toolchain.include_dirs]
+    cmd += [f"-L{toolchain.library_dir}", "-ltorch", "-ltorch_cpu", "-lc10", f"-Wl,-rpath,{toolchain.library_dir}"]
+    return cmd
+
+
+@dataclass
+class CppBuild:
+    """A LibTorch build running in the background (see :func:`start_cpp_build`)."""
+
+    process: subprocess.Popen  #: the compiler process
+    binary: Path               #: where the program will be
+    log: Path                  #: the compiler's output (stdout and stderr)
+    started: float             #: ``time.perf_counter()`` when the compiler started
+
+    def wait(self, timeout: float = 900.0) -> float:
+        """Wait for the compiler; return the build's wall time in seconds (from its start).
+
+        Raises ``RuntimeError`` with the compiler's last output lines if the build failed.
+        """
+        self.process.wait(timeout=timeout)
+        seconds = time.perf_counter() - self.started
+        if self.process.returncode != 0:
+            raise RuntimeError(f"the C++ build failed ({self.process.returncode}):\n"
+                               f"{self.log.read_text(errors='replace')[-3000:]}")
+        return seconds
+
+
+def start_cpp_build(source_text: str, binary: str | os.PathLike, toolchain: Toolchain | None = None) -> CppBuild:
+    """Write ``source_text`` next to ``binary`` (``.cpp``) and start compiling it against LibTorch; return a :class:`CppBuild`.
+
+    The compiler runs in the background (its output goes to ``<binary>.log``),
+    so other work can go on meanwhile; call ``.wait()`` for the result.
+    Raises ``RuntimeError`` if the toolchain is unusable.
+    """
+    toolchain = toolchain or libtorch_toolchain()
+    if not toolchain.usable:
+        raise RuntimeError(f"cannot build a LibTorch program here: {toolchain.missing}")
+    binary = Path(binary)
+    source = binary.with_suffix(".cpp")
+    source.write_text(source_text)
+    log = binary.with_suffix(".log")
+    with open(log, "wb") as fh:
+        started = time.perf_counter()
+        process = subprocess.Popen(cpp_command(source, binary, toolchain), stdout=fh, stderr=subprocess.STDOUT)
+    return CppBuild(process=process, binary=binary, log=log, started=started)
+
+
+def build_cpp(source_text: str, binary: str | os.PathLike, toolchain: Toolchain | None = None,
+              timeout: float = 900.0) -> float:
+    """Write ``source_text`` next to ``binary`` (``.cpp``), compile and link it against LibTorch; return seconds.
+
+    Raises ``RuntimeError`` with the compiler's last output lines if the
+    toolchain is unusable or the build fails.
+    """
+    return start_cpp_build(source_text, binary, toolchain).wait(timeout=timeout)
+
+
+def run_program(args: list[str], extra_env: dict[str, str] | None = None, timeout: float = 120.0
+                ) -> tuple[str, float]:
+    """Run a program with an almost empty environment; return (its stdout, wall seconds).
+
+    The environment holds only ``PATH=/usr/bin:/bin`` plus ``extra_env``: no
+    ``PYTHONPATH``, no virtual environment, no ``LD_LIBRARY_PATH``. Raises
+    ``RuntimeError`` with its stderr if it exits with an error.
+    """
+    env = {"PATH": "/usr/bin:/bin", **(extra_env or {})}
+    t0 = time.perf_counter()
+    proc = subprocess.run([str(a) for a in args], capture_output=True, text=True, env=env, timeout=timeout)
+    seconds = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise RuntimeError(f"{Path(str(args[0])).name} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+    return proc.stdout, seconds
+
+
+def parse_loader_output(text: str) -> dict[str, torch.Tensor | str]:
+    """Parse :data:`CPP_LOADER_SOURCE`'s output; return ``{runtime: output tensor}`` or ``{runtime: error text}``."""
+    out: dict[str, torch.Tensor | str] = {}
+    for line in text.splitlines():
+        parts = line.split(" ", 2)
+        if len(parts) < 2:
+            continue
+        runtime, status = parts[0], parts[1]
+        if status == "ok":
+            fields = parts[2].split()
+            rows, cols = int(fields[0]), int(fields[1])
+            out[runtime] = torch.tensor([float(v) for v in fields[2:]], dtype=torch.float32).reshape(rows, cols)
+        elif status == "error":
+            out[runtime] = parts[2].replace("|", "\n") if len(parts) > 2 else ""
+    return out
+
+
+def loader_input(rows: int, features: int) -> torch.Tensor:
+    """Return the input :data:`CPP_LOADER_SOURCE` builds: ``sin(arange(rows * features))`` as a (rows, features) float32 tensor."""
+    return torch.arange(rows * features, dtype=torch.float32).sin().reshape(rows, features)
+
+
+def linked_libraries(binary: str | os.PathLike) -> list[str]:
+    """Return the names of the shared libraries ``binary`` loads (from ``ldd``); empty if ``ldd`` is unavailable."""
+    import shutil
+
+    ldd = shutil.which("ldd")
+    if ldd is None:
+        return []
+    proc = subprocess.run([ldd, str(binary)], capture_output=True, text=True)
+    names = []
+    for line in proc.stdout.splitlines():
+        name = line.strip().split(" ", 1)[0]
+        if name:
+            names.append(Path(name).name)
+    return names
+
+
+def aoti_package(program: torch.export.ExportedProgram, path: str | os.PathLike) -> float:
+    """Compile ``program`` ahead of time with AOTInductor into the package ``path`` (``.pt2``); return seconds.
+
+    Uses one compile thread: Inductor otherwise starts a pool of compile
+    worker processes, which is not worth it for a tiny model and keeps
+    processes around after the cell. The package holds a compiled shared
+    library plus the weights; :func:`torch._inductor.aoti_load_package`
+    (Python) or ``AOTIModelPackageLoader`` (C++) runs it.
+    """
+    import torch._inductor
+    import torch._inductor.config as inductor_config
+
+    t0 = time.perf_counter()
+    with inductor_config.patch(compile_threads=1):
+        torch._inductor.aoti_compile_and_package(program, package_path=str(path))
+    return time.perf_counter() - t0
+
+
+def error_line(text: str) -> str:
+    """Return the line of an error message that names the error (``SomethingError: ...``), else its first line."""
+    lines = [line.strip() for line in str(text).splitlines() if line.strip()]
+    named = [line for line in lines if re.match(r"^[A-Za-z_.]*(Error|Exception): ", line)]
+    if named:
+        return named[-1]
+    return lines[0] if lines else ""

@@ -8,7 +8,11 @@
   for the plain-loop vs Lightning comparison.
 * :class:`LoadReport` is what exercise 4.4 returns.
 * :func:`plain_fit` and :class:`DemoLitClassifier` are the same tiny
-  classifier trained by hand and by Lightning.
+  classifier trained by hand and by Lightning; :class:`LitMLP` (with saved
+  hyperparameters) and :class:`SeparableDataModule` are the Lightning-as-used
+  demos; :func:`lightning_checkpoint` writes a real Lightning checkpoint.
+* :func:`quiet_lightning` hides Lightning's banners and advice warnings,
+  filtered by message so that warnings about your code still show.
 """
 from __future__ import annotations
 
@@ -218,13 +222,125 @@ class DemoLitClassifier(L.LightningModule):
         return torch.optim.SGD(self.parameters(), lr=self.lr)
 
 
+class LitMLP(L.LightningModule):
+    """The chapter's tiny classifier as a LightningModule that saves its hyperparameters into every checkpoint.
+
+    Logs ``train_loss`` (per step), ``val_loss`` and ``val_acc`` (a fraction in [0, 1]), ``test_loss`` and
+    ``test_acc``; ``predict_step`` returns the predicted class ids (int64). ``last_logits_dtype`` is the dtype
+    of the logits of the last training step (``torch.bfloat16`` under ``precision="bf16-mixed"``).
+    """
+
+    def __init__(self, in_features: int = 8, num_classes: int = 3, hidden: int = 32, lr: float = 0.1) -> None:
+        super().__init__()
+        self.save_hyperparameters()          # -> self.hparams, and "hyper_parameters" in every checkpoint
+        self.model = tiny_mlp(in_features, num_classes, hidden)
+        self.last_logits_dtype: torch.dtype | None = None
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.model(x)
+
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        logits = self(x)
+        self.last_logits_dtype = logits.dtype
+        loss = F.cross_entropy(logits, y)
+        self.log("train_loss", loss)
+        return loss
+
+    def _evaluate(self, batch, stage: str) -> None:
+        x, y = batch
+        logits = self(x)
+        self.log(f"{stage}_loss", F.cross_entropy(logits.float(), y))
+        self.log(f"{stage}_acc", (logits.argmax(dim=1) == y).float().mean())
+
+    def validation_step(self, batch, batch_idx):
+        self._evaluate(batch, "val")
+
+    def test_step(self, batch, batch_idx):
+        self._evaluate(batch, "test")
+
+    def predict_step(self, batch, batch_idx):
+        return self(batch[0]).argmax(dim=1)
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=self.hparams.lr)
+
+
+class SeparableDataModule(L.LightningDataModule):
+    """:func:`make_separable` data as a LightningDataModule: 50 % train, 25 % validation, 25 % test (and predict).
+
+    ``setup`` builds the splits (the same for every stage, from ``seed``); the train loader shuffles,
+    the others do not. ``setup_calls`` records the stages Lightning asked for.
+    """
+
+    def __init__(self, n: int = 768, dim: int = 8, num_classes: int = 3, batch_size: int = 32, seed: int = 0) -> None:
+        super().__init__()
+        self.save_hyperparameters()
+        self.setup_calls: list[str] = []
+
+    def setup(self, stage: str) -> None:
+        self.setup_calls.append(str(stage))
+        h = self.hparams
+        X, y = make_separable(h.n, dim=h.dim, num_classes=h.num_classes, seed=h.seed)
+        a, b = h.n // 2, (3 * h.n) // 4
+        self.train_ds = torch.utils.data.TensorDataset(X[:a], y[:a])
+        self.val_ds = torch.utils.data.TensorDataset(X[a:b], y[a:b])
+        self.test_ds = torch.utils.data.TensorDataset(X[b:], y[b:])
+
+    def train_dataloader(self):
+        return torch.utils.data.DataLoader(self.train_ds, batch_size=self.hparams.batch_size, shuffle=True)
+
+    def val_dataloader(self):
+        return torch.utils.data.DataLoader(self.val_ds, batch_size=len(self.val_ds))
+
+    def test_dataloader(self):
+        return torch.utils.data.DataLoader(self.test_ds, batch_size=len(self.test_ds))
+
+    def predict_dataloader(self):
+        return self.test_dataloader()
+
+
+def lightning_checkpoint(model: nn.Module, loader: Any, path: str, lr: float = 0.01) -> dict:
+    """Train ``model`` for one batch of ``loader`` as ``DemoLitClassifier(model)`` and save a real Lightning checkpoint.
+
+    The file at ``path`` is written by ``Trainer.save_checkpoint``; the return value is
+    ``torch.load(path, weights_only=True)``: a dict with ``epoch``, ``global_step``, ``state_dict``
+    (keys prefixed ``model.``), ``optimizer_states``, ... . ``model`` is trained in place (one SGD step).
+    """
+    lit = DemoLitClassifier(model, lr=lr)
+    trainer = L.Trainer(**trainer_kwargs(max_epochs=1, limit_train_batches=1, limit_val_batches=0))
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r".*validation_step.*val_dataloader.*")
+        trainer.fit(lit, loader)
+    trainer.save_checkpoint(path)
+    return torch.load(path, map_location="cpu", weights_only=True)
+
+
+# Lightning's advice and library-internal deprecations that say nothing about the reader's code, matched by
+# MESSAGE: filtering by module would also hide the warnings that teach (e.g. "`training_step` returned `None`").
+QUIET_MESSAGES = (
+    r".*does not have many workers.*",                           # num_workers advice (a tiny in-memory dataset)
+    r".*is smaller than the logging interval.*",                 # log_every_n_steps advice
+    r".*isinstance\(treespec, LeafSpec\)` is deprecated.*",       # lightning's own use of a torch API
+    r"You are trying to `self\.log\(\)` but the `self\.trainer` reference is not registered.*",  # tests call steps directly
+    r".*Checkpoint directory .* exists and is not empty.*",      # re-running a cell into the same folder
+)
+
+
 def quiet_lightning() -> None:
-    """Silence Lightning's start-up banners ("GPU available: ...") and its advice warnings (num_workers, logging)."""
-    for name in ("lightning", "lightning.pytorch", "lightning.fabric", "pytorch_lightning"):
+    """Silence Lightning's start-up banners (logging) and the advice warnings listed in ``QUIET_MESSAGES``.
+
+    Warnings are filtered by message, never by module, so Lightning's warnings
+    about the reader's code (``training_step`` returned ``None``, a
+    ``validation_step`` without a val loader, ...) still show, and
+    "``training_step`` returned ``None``" shows every time it happens.
+    """
+    for name in ("lightning", "lightning.pytorch", "lightning.fabric", "pytorch_lightning", "lightning_fabric"):
         logging.getLogger(name).setLevel(logging.ERROR)
-    warnings.filterwarnings("ignore", module=r"lightning(\..*)?")
-    warnings.filterwarnings("ignore", message=r".*does not have many workers.*")
-    warnings.filterwarnings("ignore", message=r".*self\.log.*")
+    for pattern in QUIET_MESSAGES:
+        warnings.filterwarnings("ignore", message=pattern)
+    # The mistake this chapter teaches to spot: show it every time, not once per kernel.
+    warnings.filterwarnings("always", message=r"`training_step` returned `None`")
 
 
 def trainer_kwargs(max_epochs: int = 5, progress_bar: bool = False, **extra: Any) -> dict[str, Any]:

@@ -204,3 +204,102 @@ def test_num_threads_sets_and_restores():
         with deploy.num_threads(0):
             pass
     assert torch.get_num_threads() == before
+
+
+def test_deprecation_messages_per_call():
+    with warnings.catch_warnings():
+        deploy.filter_jit_deprecation()   # the helper records even filtered messages: it sets "always" inside
+        scripted = _scripted()
+    out = deploy.deprecation_messages({
+        "script": lambda: torch.jit.script(_Branchy()),
+        "freeze": lambda: torch.jit.freeze(scripted),
+        "other": lambda: warnings.warn("not a future warning", UserWarning),
+    })
+    assert out["script"] == ["`torch.jit.script` is deprecated. Please switch to `torch.compile` or `torch.export`."]
+    assert out["freeze"] == ["`torch.jit.freeze` is deprecated. Please use `torch.compile` instead."]
+    assert out["other"] == []
+
+
+def test_error_line():
+    text = "The following operation failed.\nTraceback...\n  File x\nRuntimeError: mat1 and mat2 shapes\n"
+    assert deploy.error_line(text) == "RuntimeError: mat1 and mat2 shapes"
+    assert deploy.error_line("first line\nsecond") == "first line"
+    assert deploy.error_line("") == ""
+
+
+def test_loader_input_and_parse():
+    x = deploy.loader_input(2, 3)
+    assert x.shape == (2, 3) and x.dtype == torch.float32
+    torch.testing.assert_close(x.flatten(), torch.arange(6, dtype=torch.float32).sin())
+    parsed = deploy.parse_loader_output("torchscript ok 2 2 1 2 3 4.5\naoti error bad|shape\nnoise\n")
+    torch.testing.assert_close(parsed["torchscript"], torch.tensor([[1.0, 2.0], [3.0, 4.5]]))
+    assert parsed["aoti"] == "bad\nshape"
+
+
+def test_toolchain_and_command(monkeypatch):
+    tc = deploy.libtorch_toolchain()
+    assert tc.library_dir.endswith("lib") and all(os.path.isdir(d) for d in tc.include_dirs)
+    assert tc.usable == (tc.missing == "")
+    fake = deploy.Toolchain(compiler="/usr/bin/c++", include_dirs=["/inc"], library_dir="/lib", missing="")
+    cmd = deploy.cpp_command("a.cpp", "a", fake)
+    assert cmd[:3] == ["/usr/bin/c++", "-std=c++20", "-O1"] and "-I/inc" in cmd and "-ltorch" in cmd
+    assert "-Wl,-rpath,/lib" in cmd
+    monkeypatch.setenv("PATH", "/nonexistent")
+    monkeypatch.delenv("CXX", raising=False)
+    none = deploy.libtorch_toolchain()
+    assert none.compiler is None and "no C++ compiler" in none.missing and not none.usable
+    with pytest.raises(RuntimeError):
+        deploy.cpp_command("a.cpp", "a", none)
+    with pytest.raises(RuntimeError, match="cannot build"):
+        deploy.build_cpp("int main() { return 0; }", "/tmp/never", none)
+
+
+def test_run_program_has_an_almost_empty_environment():
+    out, seconds = deploy.run_program(["/usr/bin/env"], {"FOO": "1"})
+    lines = sorted(out.split())
+    assert lines == ["FOO=1", "PATH=/usr/bin:/bin"] and seconds >= 0
+    with pytest.raises(RuntimeError, match="failed"):
+        deploy.run_program(["/bin/sh", "-c", "echo oops >&2; exit 3"])
+
+
+def test_linked_libraries():
+    names = deploy.linked_libraries("/bin/sh")
+    assert any(n.startswith("libc.so") for n in names)
+
+
+_TOOLCHAIN = deploy.libtorch_toolchain()
+
+
+@pytest.mark.skipif(not _TOOLCHAIN.usable, reason=f"no LibTorch toolchain: {_TOOLCHAIN.missing}")
+def test_build_failure_reports_compiler_output(tmp_path):
+    with pytest.raises(RuntimeError, match="C\\+\\+ build failed"):
+        deploy.build_cpp("this is not C++;", tmp_path / "bad", _TOOLCHAIN)
+
+
+@pytest.mark.skipif(not _TOOLCHAIN.usable, reason=f"no LibTorch toolchain: {_TOOLCHAIN.missing}")
+def test_cpp_loader_runs_torchscript_and_aoti_without_python(tmp_path):
+    """The chapter's C++ program: both runtimes, no Python in the process, AOTI input checks on request."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(6, 5), torch.nn.ReLU(), torch.nn.Linear(5, 3)).eval()
+    with warnings.catch_warnings():
+        deploy.filter_jit_deprecation()
+        torch.jit.save(torch.jit.script(model), str(tmp_path / "m.pt"))
+    ep = torch.export.export(model, (torch.randn(4, 6),),
+                             dynamic_shapes={"input": {0: torch.export.Dim("b", min=1, max=64)}})
+    build = deploy.start_cpp_build(deploy.CPP_LOADER_SOURCE, tmp_path / "loader", _TOOLCHAIN)
+    seconds = deploy.aoti_package(ep, tmp_path / "m_aoti.pt2")
+    assert seconds > 0 and (tmp_path / "m_aoti.pt2").stat().st_size > 1000
+    assert build.wait() > 0
+    assert not any("python" in n for n in deploy.linked_libraries(tmp_path / "loader"))
+    args = [tmp_path / "loader", tmp_path / "m.pt", tmp_path / "m_aoti.pt2"]
+    out, _ = deploy.run_program(args + [5, 6])
+    res = deploy.parse_loader_output(out)
+    want = model(deploy.loader_input(5, 6)).detach()
+    torch.testing.assert_close(res["torchscript"], want)
+    torch.testing.assert_close(res["aoti"], want)
+    out, _ = deploy.run_program(args + [5, 7], {"AOTI_RUNTIME_CHECK_INPUTS": "1"})
+    res = deploy.parse_loader_output(out)
+    assert isinstance(res["aoti"], str) and "7" in res["aoti"]
+    assert "mat1 and mat2" in deploy.error_line(res["torchscript"])
+    compiled = torch._inductor.aoti_load_package(str(tmp_path / "m_aoti.pt2"))
+    torch.testing.assert_close(compiled(deploy.loader_input(3, 6)), model(deploy.loader_input(3, 6)).detach())

@@ -180,3 +180,97 @@ def test_quiet_lightning_sets_logger_levels():
     E.quiet_lightning()
     for name in ("lightning", "lightning.pytorch", "lightning.fabric"):
         assert logging.getLogger(name).level == logging.ERROR
+
+
+def test_quiet_lightning_filters_by_message_not_module():
+    import warnings
+    E.quiet_lightning()
+    with warnings.catch_warnings(record=True) as caught:
+        # keep the filters quiet_lightning installed, but record what passes them
+        warnings.warn_explicit("The dataloader, train_dataloader, does not have many workers which may be a bottleneck.",
+                               UserWarning, "lightning/pytorch/trainer/connectors/data_connector.py", 1,
+                               module="lightning.pytorch.trainer.connectors.data_connector")
+        warnings.warn_explicit("`training_step` returned `None`. If this was on purpose, ignore this warning...",
+                               UserWarning, "lightning/pytorch/loops/optimization/automatic.py", 1,
+                               module="lightning.pytorch.loops.optimization.automatic")
+    texts = [str(w.message) for w in caught]
+    assert not any("many workers" in t for t in texts)
+    assert any("returned `None`" in t for t in texts)
+
+
+def _sep_loaders(n=256, seed=0):
+    X, y = E.make_separable(n, dim=8, num_classes=3, seed=seed)
+    ds = torch.utils.data.TensorDataset(X, y)
+    return torch.utils.data.DataLoader(ds, batch_size=32, shuffle=True), torch.utils.data.DataLoader(ds, batch_size=n)
+
+
+def test_lit_mlp_saves_hyperparameters_and_reloads(tmp_path):
+    import lightning as L
+    E.quiet_lightning()
+    L.seed_everything(0, verbose=False)
+    lit = E.LitMLP(in_features=8, num_classes=3, hidden=16, lr=0.2)
+    assert dict(lit.hparams) == {"in_features": 8, "num_classes": 3, "hidden": 16, "lr": 0.2}
+    tl, vl = _sep_loaders()
+    trainer = L.Trainer(**E.trainer_kwargs(max_epochs=2))
+    trainer.fit(lit, tl, vl)
+    assert {"train_loss", "val_loss", "val_acc"} <= set(trainer.callback_metrics)
+    assert abs(float(trainer.callback_metrics["val_acc"]) - E.accuracy(lit.model, *vl.dataset.tensors)) < 1e-6
+    assert lit.last_logits_dtype == torch.float32
+    path = tmp_path / "m.ckpt"
+    trainer.save_checkpoint(path)
+    ckpt = torch.load(path, weights_only=True)
+    assert ckpt["hyper_parameters"]["hidden"] == 16
+    back = E.LitMLP.load_from_checkpoint(path)
+    assert back.hparams.lr == 0.2
+    for a, b in zip(lit.state_dict().values(), back.state_dict().values()):
+        assert torch.equal(a, b)
+    preds = trainer.predict(back, vl)
+    assert preds[0].dtype == torch.int64 and preds[0].shape == (256,)
+    res = trainer.test(back, vl, verbose=False)
+    assert set(res[0]) == {"test_loss", "test_acc"}
+
+
+def test_lit_mlp_bf16_mixed_on_cpu():
+    import lightning as L
+    E.quiet_lightning()
+    lit = E.LitMLP()
+    tl, _ = _sep_loaders(64)
+    L.Trainer(**E.trainer_kwargs(max_epochs=1, precision="bf16-mixed")).fit(lit, tl)
+    assert lit.last_logits_dtype == torch.bfloat16
+    assert next(lit.parameters()).dtype == torch.float32
+
+
+def test_separable_datamodule_splits_and_seed():
+    dm = E.SeparableDataModule(n=100, dim=4, num_classes=2, batch_size=10, seed=3)
+    dm.setup("fit")
+    assert (len(dm.train_ds), len(dm.val_ds), len(dm.test_ds)) == (50, 25, 25)
+    assert dm.setup_calls == ["fit"]
+    xb, yb = next(iter(dm.train_dataloader()))
+    assert xb.shape == (10, 4) and yb.dtype == torch.int64
+    assert next(iter(dm.val_dataloader()))[0].shape == (25, 4)
+    assert torch.equal(next(iter(dm.predict_dataloader()))[0], next(iter(dm.test_dataloader()))[0])
+    dm2 = E.SeparableDataModule(n=100, dim=4, num_classes=2, batch_size=10, seed=3)
+    dm2.setup("test")
+    assert torch.equal(dm.test_ds.tensors[0], dm2.test_ds.tensors[0])
+
+
+def test_lightning_checkpoint_is_real(tmp_path):
+    torch.manual_seed(0)
+    model = E.tiny_mlp(8, 3, hidden=5)
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    tl, _ = _sep_loaders(64)
+    ckpt = E.lightning_checkpoint(model, tl, str(tmp_path / "x.ckpt"))
+    assert {"epoch", "global_step", "state_dict", "optimizer_states", "pytorch-lightning_version"} <= set(ckpt)
+    assert ckpt["global_step"] == 1
+    assert sorted(ckpt["state_dict"]) == sorted("model." + k for k in before)
+    assert not torch.equal(model.state_dict()["0.weight"], before["0.weight"])   # one step was taken
+    assert torch.equal(ckpt["state_dict"]["model.0.weight"], model.state_dict()["0.weight"])
+
+
+def test_quiet_lightning_repeats_the_training_step_none_warning():
+    import warnings
+    E.quiet_lightning()
+    with warnings.catch_warnings(record=True) as caught:
+        for _ in range(2):
+            warnings.warn("`training_step` returned `None`. If this was on purpose, ignore this warning...", UserWarning)
+    assert len(caught) == 2

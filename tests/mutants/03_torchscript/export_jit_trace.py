@@ -1,9 +1,9 @@
-"""Returns a torch.jit.trace of the model (old habit) instead of a torch.export ExportedProgram."""
+"""Returns a torch.jit.trace of an eval-mode copy (old habit) instead of a torch.export ExportedProgram."""
 CELL = "export_classifier"
 FAILS = ["test_export_classifier_eval_outputs", "test_export_classifier_dynamic_batch",
          "test_export_classifier_rejects_features"]
 SOURCE = '''
 def export_classifier(model: nn.Module, example: Tensor) -> torch.export.ExportedProgram:
     """Export `model` for inference (eval mode) with a dynamic batch dimension; return the ExportedProgram."""
-    return torch.jit.trace(model.eval(), example)
+    return torch.jit.trace(copy.deepcopy(model).eval(), example)
 '''

@@ -4,6 +4,5 @@ FAILS = ["test_export_classifier_dynamic_batch"]
 SOURCE = '''
 def export_classifier(model: nn.Module, example: Tensor) -> torch.export.ExportedProgram:
     """Export `model` for inference (eval mode) with a dynamic batch dimension; return the ExportedProgram."""
-    model.eval()
-    return torch.export.export(model, (example,))
+    return torch.export.export(copy.deepcopy(model).eval(), (example,))
 '''

@@ -1,16 +1,23 @@
-"""Strips the prefixes but does not drop the mismatched head: load_state_dict raises a size mismatch."""
+"""Cleans the keys but does not drop the resized head: copy_ into the smaller head raises a shape error."""
 CELL = "load_checkpoint_flexible"
 FAILS = ["test_load_head_mismatch", "test_load_unseen_formats"]
 SOURCE = '''
 def load_checkpoint_flexible(model: nn.Module, checkpoint: dict) -> LoadReport:
     """Load a plain / DDP / Lightning / different-head checkpoint into `model`; return what was loaded, skipped, missing."""
-    state = checkpoint.get("state_dict", checkpoint)
+    state = checkpoint["state_dict"] if isinstance(checkpoint.get("state_dict"), dict) else checkpoint
     own = model.state_dict()
-    cleaned = {}
+    cleaned, skipped = {}, []
     for key, value in state.items():
-        while key not in own and key.startswith(("module.", "model.")):
-            key = key.split(".", 1)[1]
-        cleaned[key] = value
-    model.load_state_dict(cleaned)
-    return LoadReport(loaded=list(cleaned), skipped=[], missing=[k for k in own if k not in cleaned])
+        if not isinstance(value, torch.Tensor):
+            continue
+        name = key
+        while name not in own and name.startswith(("module.", "model.")):
+            name = name.split(".", 1)[1]
+        if name not in own:
+            raise KeyError(f"checkpoint key {key!r} names no entry of the model")
+        cleaned[name] = value
+    with torch.no_grad():
+        for name, value in cleaned.items():
+            own[name].copy_(value)
+    return LoadReport(loaded=sorted(cleaned), skipped=sorted(skipped), missing=sorted(set(own) - set(cleaned)))
 '''

@@ -1,9 +1,0 @@
-"""Weight decay switched off everywhere (weight_decay not passed on)."""
-CELL = "make_optimizer"
-FAILS = ["test_make_optimizer_decay_groups"]
-SOURCE = '''
-def make_optimizer(model: nn.Module, lr: float, weight_decay: float) -> torch.optim.Optimizer:
-    """Return AdamW over `model`'s parameters: `weight_decay` on weights, 0 on biases and norm parameters."""
-    import timm.optim
-    return timm.optim.create_optimizer_v2(model, opt="adamw", lr=lr)
-'''

@@ -1,0 +1,9 @@
+"""The first edition's answer: timm.optim.create_optimizer_v2(model, opt='adamw', ...): right decay groups, no head learning rate."""
+CELL = "make_optimizer"
+FAILS = ["test_make_optimizer_lr"]
+SOURCE = '''
+def make_optimizer(model: nn.Module, lr: float, weight_decay: float, head_lr_mult: float = 10.0) -> torch.optim.AdamW:
+    """Return AdamW over model's trainable parameters: timm's weight-decay rule, lr * head_lr_mult on the classifier."""
+    import timm.optim
+    return timm.optim.create_optimizer_v2(model, opt="adamw", lr=lr, weight_decay=weight_decay)
+'''

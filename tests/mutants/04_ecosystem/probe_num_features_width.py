@@ -1,0 +1,24 @@
+"""Head width from num_features: right for ResNet/ConvNeXt/ViT, wrong for MobileNetV3 (head_hidden_size 1024, num_features 288)."""
+CELL = "linear_probe"
+FAILS = ["test_probe_shapes", "test_probe_values"]
+SOURCE = '''
+class LinearProbe(nn.Module):
+    """A frozen timm backbone (always in eval mode) and a new trainable linear head on its pooled pre-logit features."""
+
+    def __init__(self, arch: str, num_classes: int, in_chans: int = 3, **timm_kwargs):
+        super().__init__()
+        self.backbone = timm.create_model(arch, pretrained=False, num_classes=0, in_chans=in_chans, **timm_kwargs)
+        self.backbone.requires_grad_(False)
+        self.head = nn.Linear(self.backbone.num_features, num_classes)
+        self.train()
+
+    def train(self, mode: bool = True):
+        super().train(mode)
+        self.backbone.eval()
+        return self
+
+    def forward(self, x):
+        with torch.no_grad():
+            features = self.backbone.forward_head(self.backbone.forward_features(x), pre_logits=True)
+        return self.head(features)
+'''
