@@ -197,3 +197,22 @@ def test_degraded_mode_is_loud(tmp_path):
             "print(b.describe()); print(b.wrap(['x'])[:2])")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
     assert out.startswith("degraded (no filesystem or network isolation)") and "'/usr/bin/env', '-i'" in out
+
+
+@needs_bwrap
+def test_dataloader_workers_pass_batches_from_a_deep_submission_folder(tmp_path):
+    """DataLoader workers send shared tensors over AF_UNIX sockets in TMPDIR; a deep submission folder (long
+    student names) must not push those paths past 107 bytes, where the batch is lost and the loader hangs."""
+    deep = tmp_path / ("a-student-with-a-rather-long-name-" * 2) / "05_engineering_traps" / "more"
+    proc = run_inside(deep, """
+        import os, torch
+        from torch.utils.data import DataLoader, Dataset
+        class Images(Dataset):
+            def __len__(self): return 8
+            def __getitem__(self, i): return torch.full((3, 8, 8), float(i))
+        batches = list(DataLoader(Images(), batch_size=4, num_workers=2, timeout=30))
+        print("TMPDIR", os.environ["TMPDIR"], "batches", [b[:, 0, 0, 0].tolist() for b in batches])
+    """, timeout=90)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "batches [[0.0, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0]]" in proc.stdout
+    assert len(str(deep)) > 110

@@ -47,6 +47,7 @@ import signal
 import struct
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -295,11 +296,14 @@ class Sandbox:
             self.uid = random.randrange(200_000, 2_000_000)
         self.cgroups: list[Path] = []
         self.home = self.workdir / ".home"
+        self.short_tmp = self.workdir / ".tmp"
 
     # --- preparing ----------------------------------------------------------
     def prepare(self) -> None:
         """Create the writable folders, owned by the sandbox's uid, and the environment inside."""
-        for d in (self.workdir, self.ipcdir, self.home, self.workdir / ".tmp"):
+        if self.mechanism.degraded:
+            self.short_tmp = Path(tempfile.mkdtemp(prefix="jt-"))
+        for d in (self.workdir, self.ipcdir, self.home, self.short_tmp):
             d.mkdir(parents=True, exist_ok=True)
         if self.uid is not None:
             for d in (self.workdir, self.ipcdir):
@@ -326,7 +330,11 @@ class Sandbox:
             "PATH": f"{venv_bin}:/usr/local/bin:/usr/bin:/bin",
             "HOME": str(self.home), "USER": "student", "LOGNAME": "student",
             "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
-            "TMPDIR": str(self.workdir / ".tmp"),
+            # A short TMPDIR: multiprocessing puts AF_UNIX sockets there (DataLoader workers pass shared
+            # tensors through them) and a socket path over 107 bytes fails inside a worker's feeder thread,
+            # where the batch is silently lost and the loader waits forever. Inside bubblewrap /tmp is the
+            # sandbox's own tmpfs; degraded, a short folder of its own (see prepare()).
+            "TMPDIR": "/tmp" if not self.mechanism.degraded else str(self.short_tmp),
             "MPLCONFIGDIR": str(cache / "matplotlib"),
             "IPYTHONDIR": str(cache / "ipython"),
             "JUPYTER_RUNTIME_DIR": str(cache / "jupyter-runtime"),
@@ -485,8 +493,10 @@ class Sandbox:
         return out
 
     def cleanup(self) -> None:
-        """Kill what is left and remove the cgroup."""
+        """Kill what is left, remove the cgroup and (degraded) the short temporary folder."""
         self.reap()
+        if self.mechanism.degraded and self.short_tmp.name.startswith("jt-"):
+            shutil.rmtree(self.short_tmp, ignore_errors=True)
         for d in self.cgroups:
             for _ in range(50):
                 try:
