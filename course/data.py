@@ -19,8 +19,10 @@ import numpy as np
 import torch
 from torch.utils.data import DataLoader, Dataset
 
-__all__ = ["make_jpeg_folder", "make_test_folder", "fingerprint", "BusyDataset", "DecodeDataset", "DecodedListDataset", "WorkerProbeDataset",
-           "to_float01", "pickled_size", "measure_throughput", "read_tv", "read_pil"]
+__all__ = ["make_jpeg_folder", "make_test_folder", "fingerprint", "BusyDataset", "DecodeDataset", "DecodedListDataset",
+           "WorkerProbeDataset", "to_float01", "pickled_size", "measure_throughput", "read_tv", "read_pil",
+           "smaps_rollup", "private_dirty", "touch", "MemoryProbeDataset", "worker_memory", "shm_usage",
+           "StreamDataset", "CountingDataset", "MemmapRows", "write_memmap", "OwnRngDataset", "reseed_own_rng"]
 
 
 def _smooth_image(rng: np.random.Generator, h: int, w: int, level: float, texture: float) -> np.ndarray:
@@ -46,13 +48,16 @@ def _smooth_image(rng: np.random.Generator, h: int, w: int, level: float, textur
 def make_jpeg_folder(root: str | os.PathLike, classes: tuple[str, ...] = ("cat", "dog", "bird"),
                      per_class: int = 16, size: tuple[int, int] = (48, 64), seed: int = 0,
                      quality: int = 90, levels: list[float] | None = None,
-                     texture: float = 40.0) -> list[tuple[str, int]]:
-    """Write ``per_class`` RGB JPEGs of ``size`` (height, width) into ``root/<class>/``.
+                     texture: float = 40.0, modes: dict[int, str] | None = None) -> list[tuple[str, int]]:
+    """Write ``per_class`` JPEGs of ``size`` (height, width) into ``root/<class>/``.
 
     Returns ``[(path, label), ...]`` sorted by (class name, file name), with
     ``label`` the index of the class in ``sorted(classes)`` (the
     ``ImageFolder`` convention). ``levels`` (one per image, in that order)
     sets each image's mean brightness (0-255); by default it is random.
+    ``modes`` maps an image's index (in that order) to the PIL colour mode it
+    is saved in: ``"RGB"`` (the default), ``"L"`` (grayscale: one channel in
+    the file) or ``"CMYK"`` (four channels in the file).
     """
     from PIL import Image
 
@@ -69,7 +74,10 @@ def make_jpeg_folder(root: str | os.PathLike, classes: tuple[str, ...] = ("cat",
             level = levels[k] if levels is not None else float(rng.uniform(70, 180))
             arr = _smooth_image(rng, h, w, level, texture)
             path = folder / f"img_{i:04d}.jpg"
-            Image.fromarray(arr, "RGB").save(path, quality=quality)
+            mode = (modes or {}).get(k, "RGB")
+            if mode not in ("RGB", "L", "CMYK"):
+                raise ValueError(f"mode must be 'RGB', 'L' or 'CMYK', got {mode!r}")
+            Image.fromarray(arr, "RGB").convert(mode).save(path, quality=quality)
             out.append((str(path), label))
             k += 1
     return out
@@ -80,12 +88,15 @@ LEVEL0, LEVEL_STEP = 40.0, 8.0
 
 
 def make_test_folder(root: str | os.PathLike, n_classes: int = 3, per_class: int = 4,
-                     size: tuple[int, int] = (20, 28), seed: int = 0) -> tuple[list[str], list[tuple[str, int]]]:
+                     size: tuple[int, int] = (20, 28), seed: int = 0,
+                     modes: dict[int, str] | None = None) -> tuple[list[str], list[tuple[str, int]]]:
     """Write a folder for testing label order: class names whose directory-listing order is not sorted.
 
     Image k (in sorted (class, file) order) has mean brightness
     ``LEVEL0 + LEVEL_STEP * k``, so :func:`fingerprint` recovers ``k`` from
-    the pixels whatever the layout (CHW or HWC). Returns ``(classes, samples)``:
+    the pixels whatever the layout (CHW or HWC) or the number of channels.
+    ``modes`` (image index -> ``"RGB"``, ``"L"`` or ``"CMYK"``) saves some
+    images in another colour mode (see :func:`make_jpeg_folder`). Returns ``(classes, samples)``:
     the sorted class names and ``[(path, label), ...]`` in that order. (On a
     file system that always lists names sorted, such as HFS+, the listing order
     cannot differ; the folder is written anyway.)
@@ -97,8 +108,9 @@ def make_test_folder(root: str | os.PathLike, n_classes: int = 3, per_class: int
         names = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(5)) for _ in range(n_classes)]
         if len(set(names)) < n_classes:
             continue
-        # Create in reverse-sorted order; keep the names only if listing them is not sorted.
-        for name in sorted(names, reverse=True):
+        # Create in a random order (tmpfs lists the newest first, ext4 in hash order); keep the names only
+        # if listing them is not sorted.
+        for name in rng.sample(names, len(names)):
             (root / name).mkdir()
         listed = [n for n in os.listdir(root) if n in names]
         if listed != sorted(names):
@@ -110,7 +122,7 @@ def make_test_folder(root: str | os.PathLike, n_classes: int = 3, per_class: int
     n = n_classes * per_class
     levels = [LEVEL0 + LEVEL_STEP * k for k in range(n)]
     samples = make_jpeg_folder(root, tuple(names), per_class=per_class, size=size, seed=seed,
-                               quality=95, levels=levels, texture=10.0)
+                               quality=95, levels=levels, texture=10.0, modes=modes)
     return sorted(names), samples
 
 
@@ -189,10 +201,13 @@ class DecodeDataset(Dataset):
 
 
 class DecodedListDataset(Dataset):
-    """The trap: decodes every image in ``__init__`` and keeps the tensors in a Python list.
+    """Decodes every image in ``__init__`` and keeps the uint8 tensors in a Python list.
 
-    Every worker gets a copy: pickled whole under ``spawn``, and under
-    ``fork`` the pages are shared only until reference counting touches them.
+    What this costs each worker depends on the start method and on the
+    container: under ``spawn`` torch's pickler moves tensor storages into
+    shared memory (the worker maps them; it does not copy them), while NumPy
+    arrays, PIL images, bytes and other Python objects are copied into every
+    worker. See :func:`worker_memory`.
     """
 
     def __init__(self, samples: list[tuple[str, int]]) -> None:
@@ -229,7 +244,14 @@ class WorkerProbeDataset(Dataset):
 
 
 def pickled_size(obj: object) -> int:
-    """Return ``len(pickle.dumps(obj))`` in bytes: what a ``spawn`` worker receives."""
+    """Return ``len(pickle.dumps(obj))`` in bytes (plain pickle).
+
+    This is *not* what a ``spawn`` DataLoader worker receives: multiprocessing
+    uses torch's ``ForkingPickler``, which sends a tensor's storage through
+    shared memory (a handle of a few bytes), while NumPy arrays, bytes, PIL
+    images and other Python objects travel whole. Measure a worker's private
+    memory instead (:func:`worker_memory`).
+    """
     return len(pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL))
 
 
@@ -256,3 +278,230 @@ def measure_throughput(dataset: Dataset, num_workers: int = 0, persistent_worker
         iterator._shutdown_workers()  # persistent workers: stop them now, not at garbage collection
     del loader
     return n / elapsed
+
+
+# --- what a worker really holds: private memory, read from /proc ----------------------------------
+
+def smaps_rollup(pid: int | str = "self") -> dict[str, int]:
+    """Return the fields of ``/proc/<pid>/smaps_rollup`` (Linux), in **bytes**.
+
+    Keys as the kernel names them: ``Rss``, ``Pss``, ``Private_Dirty``,
+    ``Private_Clean``, ``Shared_Clean``, ``Shared_Dirty``, ... Raises
+    ``OSError`` where the file does not exist (not Linux, or a kernel older
+    than 4.14).
+    """
+    out: dict[str, int] = {}
+    with open(f"/proc/{pid}/smaps_rollup") as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) >= 3 and parts[-1] == "kB":
+                out[parts[0].rstrip(":")] = int(parts[1]) * 1024
+    return out
+
+
+def private_dirty(pid: int | str = "self") -> int:
+    """Return a process's ``Private_Dirty`` memory in bytes: pages written by this process alone.
+
+    Pages a forked child still shares with its parent, file pages from the
+    page cache and shared memory do not count; a copy made for this process
+    (a received pickle, a copy-on-write page touched by a refcount) does.
+    """
+    return smaps_rollup(pid)["Private_Dirty"]
+
+
+def touch(obj: Any) -> int:
+    """Read one byte of every 4 KiB page of ``obj`` (and of everything a list, tuple or dict holds).
+
+    Handles tensors, NumPy arrays, ``bytes``/``bytearray``, PIL images and
+    containers; any other object is only looked at (which, in CPython, writes
+    its reference count). Returns a checksum of what was read, so nothing is
+    optimised away.
+    """
+    if isinstance(obj, torch.Tensor):
+        flat = obj.reshape(-1).view(torch.uint8) if obj.is_contiguous() else obj.reshape(-1)
+        return int(flat[::4096].sum()) if flat.numel() else 0
+    if isinstance(obj, np.ndarray):
+        flat = np.ascontiguousarray(obj).reshape(-1).view(np.uint8)
+        return int(flat[::4096].sum()) if flat.size else 0
+    if isinstance(obj, (bytes, bytearray, memoryview)):
+        return sum(bytes(obj[::4096]))
+    if isinstance(obj, (list, tuple)):
+        return sum(touch(o) for o in obj)
+    if isinstance(obj, dict):
+        return sum(touch(k) + touch(v) for k, v in obj.items())
+    if type(obj).__module__.startswith("PIL.") and hasattr(obj, "getpixel"):
+        w, h = obj.size
+        step = max(1, 4096 // max(1, len(obj.getbands())))  # one pixel per page, no copy of the image
+        total = 0
+        for k in range(0, w * h, step):
+            px = obj.getpixel((k % w, k // w))
+            total += sum(px) if isinstance(px, tuple) else int(px)
+        return total
+    return 0
+
+
+class MemoryProbeDataset(Dataset):
+    """A dataset of one item that holds ``payload``; the item reports the memory of the process that made it.
+
+    ``ds[0]`` touches every page of the payload (see :func:`touch`) and returns
+    a dict: ``pid``, ``private_dirty`` and ``rss`` (bytes, from
+    :func:`smaps_rollup`), ``items`` (``len(payload)``) and ``checksum``.
+    Run it in one DataLoader worker to see what that worker holds.
+    """
+
+    def __init__(self, payload: Any) -> None:
+        self.payload = payload
+
+    def __len__(self) -> int:
+        return 1
+
+    def __getitem__(self, i: int) -> dict[str, int]:
+        checksum = touch(self.payload)
+        mem = smaps_rollup()
+        return {"pid": os.getpid(), "private_dirty": mem["Private_Dirty"], "rss": mem["Rss"],
+                "items": len(self.payload), "checksum": checksum}
+
+
+def worker_memory(payloads: dict[str, Any], context: str = "spawn", timeout: float = 120.0) -> dict[str, dict]:
+    """Start one DataLoader worker per payload (all at once), each holding ``MemoryProbeDataset(payload)``.
+
+    Returns ``{name: report}``, each report as :class:`MemoryProbeDataset`
+    returns it (bytes), measured in that worker after it touched every page
+    of its payload. ``context`` is the multiprocessing start method
+    (``"spawn"``, ``"fork"`` or ``"forkserver"``). The workers are started
+    together so that their start-up (under ``spawn``, an ``import torch``
+    each) overlaps; all of them have exited when this returns.
+    """
+    iterators = {name: iter(DataLoader(MemoryProbeDataset(p), batch_size=None, num_workers=1,
+                                       multiprocessing_context=context, timeout=timeout))
+                 for name, p in payloads.items()}
+    try:
+        return {name: dict(next(it)) for name, it in iterators.items()}
+    finally:
+        for it in iterators.values():
+            shutdown = getattr(it, "_shutdown_workers", None)
+            if shutdown is not None:
+                shutdown()
+
+
+def shm_usage(path: str = "/dev/shm") -> tuple[int, int]:
+    """Return ``(used, total)`` bytes of the shared-memory file system at ``path`` (``(0, 0)`` if absent)."""
+    import shutil
+
+    try:
+        u = shutil.disk_usage(path)
+    except OSError:
+        return 0, 0
+    return int(u.used), int(u.total)
+
+
+# --- IterableDataset, prefetching, memmap -----------------------------------------------------------
+
+class StreamDataset(torch.utils.data.IterableDataset):
+    """An ``IterableDataset`` that yields ``0, 1, ..., n - 1`` (a stand-in for reading a stream or a file).
+
+    With ``shard=False`` every DataLoader worker runs the whole ``__iter__``,
+    so each item comes out once *per worker*. With ``shard=True`` worker ``i``
+    of ``k`` (from ``torch.utils.data.get_worker_info()``) yields only the
+    items ``i, i + k, i + 2k, ...``.
+    """
+
+    def __init__(self, n: int, shard: bool = False) -> None:
+        self.n, self.shard = n, shard
+
+    def __iter__(self):
+        info = torch.utils.data.get_worker_info()
+        if self.shard and info is not None:
+            return iter(range(info.id, self.n, info.num_workers))
+        return iter(range(self.n))
+
+
+class CountingDataset(Dataset):
+    """Items ``0 .. n - 1``; every fetch adds 1 to ``counter`` (a ``multiprocessing.Value``) in whatever process runs it.
+
+    Used to count how far DataLoader workers run ahead of the training loop
+    (``prefetch_factor``). Pass a ``Value`` made from the same start-method
+    context as the loader's workers.
+    """
+
+    def __init__(self, n: int, counter: Any) -> None:
+        self.n, self.counter = n, counter
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, i: int) -> int:
+        with self.counter.get_lock():
+            self.counter.value += 1
+        return i
+
+
+def write_memmap(path: str | os.PathLike, rows: int, cols: int, seed: int = 0) -> tuple[int, int]:
+    """Write a ``(rows, cols)`` uint8 array to ``path`` as a raw ``numpy.memmap`` file; return its shape."""
+    rng = np.random.default_rng(seed)
+    mm = np.memmap(path, dtype=np.uint8, mode="w+", shape=(rows, cols))
+    for start in range(0, rows, 1024):
+        stop = min(rows, start + 1024)
+        mm[start:stop] = rng.integers(0, 256, size=(stop - start, cols), dtype=np.uint8)
+    mm.flush()
+    del mm
+    return rows, cols
+
+
+class MemmapRows(Dataset):
+    """Rows of a uint8 ``numpy.memmap`` file as tensors; holds only the path and the shape.
+
+    The file is opened lazily, in the process that reads it (each worker
+    opens its own map), and its pages come from the OS page cache, which all
+    workers share: nothing is pickled but the path, and nothing is copied
+    into a worker's private memory but the rows it returns.
+    """
+
+    def __init__(self, path: str | os.PathLike, shape: tuple[int, int]) -> None:
+        self.path, self.shape = str(path), tuple(shape)
+        self._mm: np.memmap | None = None
+
+    def __getstate__(self) -> dict:
+        return {"path": self.path, "shape": self.shape, "_mm": None}  # never pickle an open map
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __getitem__(self, i: int) -> torch.Tensor:
+        if self._mm is None:
+            self._mm = np.memmap(self.path, dtype=np.uint8, mode="r", shape=self.shape)
+        return torch.from_numpy(np.array(self._mm[i]))
+
+
+class OwnRngDataset(Dataset):
+    """Items ``(index, worker id, draw)``, the draw from a NumPy ``Generator`` the dataset owns (``self.rng``).
+
+    torch seeds ``random``, ``torch`` and NumPy's *global* RNG differently in
+    each worker, but it does not know about a generator stored on the
+    dataset: every worker starts with a copy of the same one, so the workers
+    draw the same "random" numbers. :func:`reseed_own_rng` as
+    ``worker_init_fn`` fixes that. ``worker id`` is ``-1`` in the main process.
+    """
+
+    def __init__(self, n: int = 6, seed: int = 0) -> None:
+        self.n = n
+        self.rng = np.random.default_rng(seed)
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, i: int) -> tuple[int, int, float]:
+        info = torch.utils.data.get_worker_info()
+        return i, -1 if info is None else info.id, float(self.rng.random())
+
+
+def reseed_own_rng(worker_id: int) -> None:
+    """``worker_init_fn``: give the worker's copy of the dataset its own generator, from the worker's torch seed.
+
+    ``get_worker_info().seed`` is ``base_seed + worker_id``, and the base seed
+    comes from the loader's ``generator`` (or the global torch RNG): seeding
+    that generator makes the whole run reproducible.
+    """
+    info = torch.utils.data.get_worker_info()
+    if info is not None and hasattr(info.dataset, "rng"):
+        info.dataset.rng = np.random.default_rng(info.seed % 2**32)
