@@ -24,7 +24,9 @@ a copy of the kernel process, so it already holds the function and nothing is
 pickled on the way in. ``fork`` is also fast (no second ``import torch``),
 which matters for a graded notebook. It is safe here because the parent never
 initialises a process group or CUDA before forking. Where ``fork`` is not
-available (Windows) or not the default (macOS), the launcher uses ``spawn``
+available (Windows) or not safe (macOS: system frameworks there may crash a
+forked child, which is why Python 3.8 made ``spawn`` its default), the
+launcher uses ``spawn``
 and, for a function defined in ``__main__``, sends its *source text* instead
 (:class:`SourceFunction`), which the child ``exec``'s with ``torch``,
 ``torch.distributed as dist``, ``torch.nn as nn``, ``torch.nn.functional as
@@ -51,7 +53,9 @@ import torch.distributed  # noqa: F401  (imported here so forked ranks inherit i
 import torch.nn.parallel  # noqa: F401
 
 __all__ = ["free_port", "start_method", "launch", "SourceFunction", "call_on_shards",
-           "bn_demo_worker", "rank_info_worker", "syncbn_cuda_worker"]
+           "bn_demo_worker", "rank_info_worker", "syncbn_cuda_worker", "sampler_worker", "syncbn_facts_worker",
+           "counting_comm_hook", "accumulation_demo_worker", "unused_params_worker", "accumulation_worker",
+           "accumulation_model"]
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -62,7 +66,7 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 
 def start_method() -> str:
-    """Return ``"fork"`` on Linux (where it is available and safe here), else ``"spawn"``."""
+    """Return ``"fork"`` on Linux (where it is available and safe here), else ``"spawn"`` (macOS, Windows)."""
     if sys.platform.startswith("linux") and "fork" in mp.get_all_start_methods():
         return "fork"
     return "spawn"
@@ -230,8 +234,8 @@ def bn_demo_worker(rank: int, world_size: int, shards: list[torch.Tensor], steps
     ``broadcast_buffers=False``, and with ``True``), ``syncbn_error`` (the
     message DDP raises for SyncBatchNorm on a CPU module), and
     ``convert_after_wrap`` (what happens when converting after wrapping) and
-``warnings`` (first sentences of the warnings DDP emitted; torch 2.14
-deprecates ``broadcast_buffers`` in favour of ``forward_sync_buffers``).
+``warnings`` (first sentences of the warnings DDP emitted; ``broadcast_buffers``
+is deprecated since torch 2.13 in favour of ``forward_sync_buffers``).
     """
     import torch.distributed as dist
     import torch.nn as nn
@@ -269,12 +273,12 @@ deprecates ``broadcast_buffers`` in favour of ``forward_sync_buffers``).
         out["syncbn_error"] = None
     except ValueError as err:
         out["syncbn_error"] = f"ValueError: {err}"
-    wrapped = DDP(fresh())  # wraps fine: DDP checks for SyncBatchNorm only here, at construction
+    wrapped = DDP(fresh())  # wraps fine: DDP's SyncBatchNorm device check runs only here, at construction
     converted = nn.SyncBatchNorm.convert_sync_batchnorm(wrapped)
     try:
         converted(x)
         out["convert_after_wrap"] = "forward ran"
-    except ValueError as err:
+    except ValueError as err:  # SyncBatchNorm's own check, in its forward: the wrapper did run the new layer
         out["convert_after_wrap"] = f"no error at wrap time; first forward raised ValueError: {err}"
     dist.barrier()
     return out
@@ -294,7 +298,273 @@ def syncbn_cuda_worker(rank: int, world_size: int, shards: list[torch.Tensor]) -
     x = shards[rank].to(dev)
     c = x.shape[1]
     model = nn.Sequential(nn.BatchNorm1d(c, momentum=1.0)).to(dev)
-    model = nn.SyncBatchNorm.convert_sync_batchnorm(model)  # before DDP: DDP inspects modules when built
+    model = nn.SyncBatchNorm.convert_sync_batchnorm(model)  # the documented order: convert, then wrap
     ddp = DDP(model, device_ids=[rank])
     ddp(x).sum().backward()
     return {"rank": rank, "n": int(x.shape[0]), "running_mean": ddp.module[0].running_mean.cpu()}
+
+
+def syncbn_cuda_order_worker(rank: int, world_size: int, shards: list[torch.Tensor]) -> dict:
+    """Worker (CUDA + nccl only): SyncBatchNorm converted *after* DDP wrapping; one training forward.
+
+    Returns ``running_mean`` (momentum 1.0, so it is the mean SyncBatchNorm
+    normalised with) and ``n``: compare it with :func:`syncbn_cuda_worker`
+    (convert first) to see whether the order changes what is computed.
+    """
+    import torch.nn as nn
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    dev = torch.device("cuda", rank)
+    x = shards[rank].to(dev)
+    ddp = DDP(nn.Sequential(nn.BatchNorm1d(x.shape[1], momentum=1.0)).to(dev), device_ids=[rank])
+    ddp = nn.SyncBatchNorm.convert_sync_batchnorm(ddp)  # after wrapping: DDP's own check never saw it
+    ddp(x).sum().backward()
+    return {"rank": rank, "n": int(x.shape[0]), "running_mean": ddp.module[0].running_mean.cpu(),
+            "kind": type(ddp.module[0]).__name__}
+
+
+def sampler_worker(rank: int, world_size: int, n: int = 10, epochs: int = 2, batch_size: int = 4,
+                   drop_last: bool = False) -> dict:
+    """Worker: the sample indices this rank sees per epoch, three ways. Returns a dict of lists of lists.
+
+    ``no_sampler``: ``DataLoader(shuffle=True)`` on the whole dataset after the
+    same ``torch.manual_seed(0)`` on every rank (what "seed everything" gives);
+    ``no_set_epoch``: a ``DistributedSampler`` that is never told the epoch;
+    ``set_epoch``: the same sampler with ``sampler.set_epoch(epoch)`` before
+    each epoch. Each value is ``[indices of epoch 0, indices of epoch 1, ...]``.
+    """
+    from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
+
+    ds = TensorDataset(torch.arange(n))
+    out: dict[str, Any] = {"rank": rank}
+    torch.manual_seed(0)
+    plain = DataLoader(ds, batch_size=batch_size, shuffle=True)
+    out["no_sampler"] = [torch.cat([b[0] for b in plain]).tolist() for _ in range(epochs)]
+    for key, set_epoch in (("no_set_epoch", False), ("set_epoch", True)):
+        sampler = DistributedSampler(ds, shuffle=True, seed=0, drop_last=drop_last)
+        loader = DataLoader(ds, batch_size=batch_size, sampler=sampler)
+        rows = []
+        for epoch in range(epochs):
+            if set_epoch:
+                sampler.set_epoch(epoch)
+            rows.append(torch.cat([b[0] for b in loader]).tolist())
+        out[key] = rows
+    return out
+
+
+def syncbn_facts_worker(rank: int, world_size: int) -> dict:
+    """Worker: what SyncBatchNorm does on the CPU inside a gloo process group. Returns a dict of observations.
+
+    ``same_objects``: whether ``convert_sync_batchnorm`` kept the very same
+    weight, bias, running_mean, running_var and num_batches_tracked objects;
+    ``eval_matches_bn``: whether the converted layer in ``eval()`` gives plain
+    BatchNorm's output; ``train_forward``: the error its training forward
+    raises (its own device check, no DDP involved); ``ddp_wrap``: the error
+    ``DDP(...)`` raises when built around it; ``after_wrap_same_objects``:
+    after converting a model that is *already* wrapped, whether the wrapper's
+    module holds the new SyncBatchNorm with the old parameter objects, and
+    ``after_wrap_forward`` what its forward then raises.
+    """
+    import torch.nn as nn
+    import torch.nn.functional as F
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    torch.manual_seed(0)
+    bn = nn.BatchNorm1d(3)
+    bn(torch.randn(8, 3) * 2 + 1)  # some running statistics
+    sbn = nn.SyncBatchNorm.convert_sync_batchnorm(nn.Sequential(bn))[0]
+    out: dict[str, Any] = {"rank": rank, "type": type(sbn).__name__}
+    out["same_objects"] = all(getattr(sbn, k) is getattr(bn, k)
+                              for k in ("weight", "bias", "running_mean", "running_var", "num_batches_tracked"))
+    x = torch.randn(6, 3)
+    sbn.eval()
+    with torch.no_grad():
+        out["eval_matches_bn"] = bool(torch.allclose(
+            sbn(x), F.batch_norm(x, bn.running_mean, bn.running_var, bn.weight, bn.bias, False, 0.0, bn.eps)))
+    sbn.train()
+    try:
+        sbn(x)
+        out["train_forward"] = "ran"
+    except ValueError as err:
+        out["train_forward"] = f"ValueError: {err}"
+    try:
+        DDP(nn.Sequential(nn.SyncBatchNorm(3)))
+        out["ddp_wrap"] = "wrapped"
+    except ValueError as err:
+        out["ddp_wrap"] = f"ValueError: {err}"
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 3), nn.BatchNorm1d(3))
+    old_weight = model[1].weight
+    wrapped = DDP(model)
+    converted = nn.SyncBatchNorm.convert_sync_batchnorm(wrapped)
+    inner = converted.module[1]
+    out["after_wrap_same_objects"] = (converted is wrapped and type(inner).__name__ == "SyncBatchNorm"
+                                      and inner.weight is old_weight)
+    try:
+        converted(x)
+        out["after_wrap_forward"] = "ran"
+    except ValueError as err:
+        out["after_wrap_forward"] = f"ValueError: {err}"
+    return out
+
+
+def counting_comm_hook() -> Callable:
+    """Return a DDP communication hook that all-reduces like the default one and records every bucket it sends.
+
+    Register it with ``ddp.register_comm_hook(None, hook)`` before the first
+    backward. ``hook.calls`` is the list of ``(bucket index, number of
+    gradient elements)`` pairs, one per bucket all-reduce, in order. (A plain
+    function without annotations: DDP inspects a hook's name and signature.)
+    """
+    from torch.distributed.algorithms.ddp_comm_hooks.default_hooks import allreduce_hook
+
+    calls: list[tuple[int, int]] = []
+
+    def counting_allreduce_hook(state, bucket):
+        calls.append((int(bucket.index()), int(bucket.buffer().numel())))
+        return allreduce_hook(state, bucket)
+
+    counting_allreduce_hook.calls = calls  # type: ignore[attr-defined]
+    return counting_allreduce_hook
+
+
+def accumulation_model(seed: int, d_in: int = 6, hidden: int = 8, classes: int = 3,
+                       dtype: torch.dtype = torch.float64) -> "torch.nn.Module":
+    """Return the small classifier of the accumulation exercise (the same weights for the same seed)."""
+    import torch.nn as nn
+
+    g = torch.Generator().manual_seed(seed)
+    model = nn.Sequential(nn.Linear(d_in, hidden), nn.Tanh(), nn.Linear(hidden, classes)).to(dtype)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.copy_(torch.randn(p.shape, generator=g, dtype=dtype) * 0.5)
+    return model
+
+
+def accumulation_demo_worker(rank: int, world_size: int, n_micro: int = 4, accum_steps: int = 2,
+                             bucket_cap_mb: float | None = None, layers: int = 3, width: int = 64) -> dict:
+    """Worker: count DDP's gradient all-reduces with and without ``no_sync``; returns a dict.
+
+    Runs ``n_micro`` forward/backward passes of a ``layers``-deep MLP twice:
+    ``plain`` (every backward synchronises) and ``no_sync`` (all but every
+    ``accum_steps``-th backward inside ``ddp.no_sync()``). For each:
+    ``per_backward`` (for every backward, the element counts of the buckets
+    it all-reduced, see :func:`counting_comm_hook`; ``[]`` when it sent
+    nothing) and ``grad`` (the first layer's gradient at the end). Also
+    ``params`` (number of parameter elements in the model).
+    """
+    import contextlib
+
+    import torch.nn as nn
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    def model() -> nn.Module:
+        torch.manual_seed(0)
+        mods: list[nn.Module] = []
+        for i in range(layers):
+            mods += [nn.Linear(4 if i == 0 else width, width), nn.ReLU()]
+        return nn.Sequential(*mods, nn.Linear(width, 2))
+
+    g = torch.Generator().manual_seed(rank)
+    xs = [torch.randn(4, 4, generator=g) for _ in range(n_micro)]
+    out: dict[str, Any] = {"rank": rank}
+    for name in ("plain", "no_sync"):
+        kwargs = {} if bucket_cap_mb is None else {"bucket_cap_mb": bucket_cap_mb}
+        ddp = DDP(model(), **kwargs)
+        hook = counting_comm_hook()
+        ddp.register_comm_hook(None, hook)
+        per_backward = []
+        for i, x in enumerate(xs):
+            last_of_group = (i + 1) % accum_steps == 0 or i == len(xs) - 1
+            ctx = ddp.no_sync() if (name == "no_sync" and not last_of_group) else contextlib.nullcontext()
+            before = len(hook.calls)
+            with ctx:
+                ddp(x).sum().backward()
+            per_backward.append([n for _, n in hook.calls[before:]])
+        out[name] = {"per_backward": per_backward, "grad": ddp.module[0].weight.grad.clone()}
+        out["params"] = sum(p.numel() for p in ddp.parameters())
+    return out
+
+
+def unused_params_worker(rank: int, world_size: int, steps: int = 30, depth: int = 12, width: int = 32) -> dict:
+    """Worker: what an unused parameter does to DDP, and what ``find_unused_parameters=True`` costs.
+
+    ``errors``: for a model whose ``aux`` layer forward never uses, the
+    outcome of two training steps with ``find_unused_parameters`` False and
+    True (``"ok"`` or the first line of the error). ``ms_per_step``: mean
+    milliseconds per forward/backward of a ``depth``-layer MLP with no unused
+    parameter, with the flag off and on (after 3 warm-up steps; timings from
+    a shared CPU are noisy).
+    """
+    import time as _time
+
+    import torch.nn as nn
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    class TwoHeads(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.head = nn.Linear(4, 2)
+            self.aux = nn.Linear(4, 2)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.head(x)
+
+    out: dict[str, Any] = {"rank": rank, "errors": {}, "ms_per_step": {}}
+    x = torch.randn(3, 4)
+    for flag in (False, True):
+        torch.manual_seed(0)
+        ddp = DDP(TwoHeads(), find_unused_parameters=flag)
+        results = []
+        for _ in range(2):
+            try:
+                ddp(x).sum().backward()
+                results.append("ok")
+            except RuntimeError as err:
+                results.append(str(err).splitlines()[0])
+        out["errors"][flag] = results
+    xb = torch.randn(16, width)
+    for flag in (False, True, False, True):  # interleaved: a busy machine slows both equally
+        torch.manual_seed(0)
+        mods: list[nn.Module] = []
+        for _ in range(depth):
+            mods += [nn.Linear(width, width), nn.ReLU()]
+        ddp = DDP(nn.Sequential(*mods), find_unused_parameters=flag)
+        for _ in range(3):
+            ddp(xb).sum().backward()
+        t0 = _time.perf_counter()
+        for _ in range(steps):
+            ddp(xb).sum().backward()
+        ms = (_time.perf_counter() - t0) / steps * 1000
+        out["ms_per_step"].setdefault(flag, []).append(ms)
+    out["ms_per_step"] = {k: min(v) for k, v in out["ms_per_step"].items()}
+    return out
+
+
+def accumulation_worker(rank: int, world_size: int, fn: Callable, micro_batches: list, accum_steps: int,
+                        lr: float = 0.1, seed: int = 0, momentum: float = 0.0) -> dict:
+    """Worker for the gradient-accumulation exercise: wrap a fresh model in DDP and call ``fn`` on it.
+
+    Builds :func:`accumulation_model` (``seed``; float64, or the dtype of the
+    micro-batches), wraps it in ``DDP``, registers a :func:`counting_comm_hook`,
+    and calls ``fn(ddp_model, micro_batches[rank], optimizer, accum_steps)``
+    with ``SGD(lr, momentum)``. Returns a dict: ``result`` (what ``fn``
+    returned), ``params`` (the final parameters, detached), ``calls`` (bucket
+    all-reduces), ``grads_cleared`` (every ``.grad`` is ``None`` or zero at
+    the end) and ``buckets`` (the number of distinct bucket indices seen).
+    """
+    import torch.nn as nn  # noqa: F401
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    batches = micro_batches[rank]
+    dtype = batches[0][0].dtype if batches else torch.float64
+    d_in = batches[0][0].shape[1] if batches else 6
+    model = accumulation_model(seed, d_in=d_in, dtype=dtype)
+    ddp = DDP(model)
+    hook = counting_comm_hook()
+    ddp.register_comm_hook(None, hook)
+    opt = torch.optim.SGD(ddp.parameters(), lr=lr, momentum=momentum)
+    result = fn(ddp, batches, opt, accum_steps)
+    return {"rank": rank, "result": result, "params": [p.detach().clone() for p in model.parameters()],
+            "calls": len(hook.calls), "buckets": len({c[0] for c in hook.calls}),
+            "grads_cleared": all(p.grad is None or bool((p.grad == 0).all()) for p in model.parameters())}

@@ -8,14 +8,20 @@ which resets before each setting so the counts do not leak.
 The chapter's exercises 6.2 and 6.5 share :func:`legacy_score`, a function
 Dynamo cannot trace (it runs a Python scalar function through
 ``np.vectorize``), so the student notebook and its tests use the same one.
+
+:func:`capture_logs` collects what ``TORCH_LOGS="graph_breaks,recompiles,..."``
+would print, as strings a cell (or a test) can count and read, and
+:func:`single_process_group` gives a one-rank gloo process group, enough to
+see how ``torch.compile`` splits a ``DistributedDataParallel`` model's graph.
 """
 from __future__ import annotations
 
 import math
 import statistics
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 import torch
@@ -24,7 +30,7 @@ import torch._dynamo
 __all__ = [
     "legacy_score", "legacy_score_torch", "graph_table", "PrintingBackend", "CompileCounter",
     "aot_printing_backend", "count_call_functions", "explain_text", "time_first_and_steady",
-    "compare_eager_compiled",
+    "compare_eager_compiled", "capture_logs", "failed_guards", "single_process_group",
     "compile_counts", "plot_compile_counts", "plot_speedups", "inductor_output_files",
 ]
 
@@ -44,15 +50,16 @@ _vectorized_score = np.vectorize(_score_scalar, otypes=[np.float64])
 def legacy_score(x: torch.Tensor) -> torch.Tensor:
     """Return ``x*x`` where ``x > 0`` and ``0.5*x`` elsewhere, computed by NumPy (untraceable).
 
-    The result is a new tensor with ``x``'s shape, dtype and device, and no
-    autograd history. It goes through ``x.numpy()`` and ``np.vectorize`` of a
+    The result is a new, contiguous tensor with ``x``'s shape (0-d and empty
+    inputs included), dtype and device, and no autograd history. It goes through ``x.numpy()`` and ``np.vectorize`` of a
     Python function, which ``torch._dynamo`` cannot trace: inside a compiled
     function it causes graph breaks (verified with ``torch._dynamo.explain``
     in ``tests/test_dynamo.py``).
     """
     a = x.detach().cpu().numpy()
     out = _vectorized_score(a).astype(a.dtype, copy=False)
-    return torch.from_numpy(np.ascontiguousarray(out)).to(x.device)
+    # ascontiguousarray turns a 0-d array into a 1-d one: reshape back to x's shape.
+    return torch.from_numpy(np.ascontiguousarray(out).reshape(a.shape)).to(x.device)
 
 
 def legacy_score_torch(x: torch.Tensor) -> torch.Tensor:
@@ -235,9 +242,123 @@ def compare_eager_compiled(eager_fn: Callable, compiled_fn: Callable, *args: Any
             "speedup": e_best / c_best if c_best > 0 else math.nan}
 
 
+# --- logs ----------------------------------------------------------------------
+
+def _torch_log_sinks() -> list:
+    """The torch loggers that stop propagation and print (each torch log record reaches exactly one)."""
+    import logging
+
+    names = ["torch"] + [n for n in logging.root.manager.loggerDict if n.startswith("torch.")]
+    sinks = []
+    for name in names:
+        logger = logging.getLogger(name)
+        if logger.handlers and not logger.propagate:
+            sinks.append(logger)
+    return sinks
+
+
+@contextmanager
+def capture_logs(*artifacts: str, echo: bool = False) -> Iterator[dict[str, list[str]]]:
+    """Turn on torch log artifacts (what ``TORCH_LOGS="a,b"`` does) and collect their messages.
+
+    ``with capture_logs("recompiles", "guards") as logs: ...`` yields a dict
+    ``{artifact: [message, ...]}`` that fills while the block runs: one string
+    per log record (a record can span several lines), in the order torch
+    logged them. Records of other loggers (warnings, errors) are left alone.
+    With ``echo=False`` (the default) the captured records are not also
+    printed on stderr. On exit the handlers are removed and torch's log
+    settings are reset to the defaults (``torch._logging.set_logs()``), so a
+    ``TORCH_LOGS`` set in the environment does not apply after the block.
+    Valid artifact names are those of ``torch._logging.set_logs`` (for example
+    ``"graph_breaks"``, ``"recompiles"``, ``"guards"``).
+    """
+    import logging
+
+    import torch._logging
+
+    found: dict[str, list[str]] = {a: [] for a in artifacts}
+    suffixes = {f".__{a}": a for a in artifacts}
+
+    def artifact_of(record: logging.LogRecord) -> str | None:
+        for suffix, name in suffixes.items():
+            if record.name.endswith(suffix):
+                return name
+        return None
+
+    class _Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            name = artifact_of(record)
+            if name is not None:
+                found[name].append(record.getMessage())
+
+    class _Mute(logging.Filter):
+        def filter(self, record: logging.LogRecord) -> bool:
+            return artifact_of(record) is None
+
+    torch._logging.set_logs(**{a: True for a in artifacts})
+    collect, mute = _Collect(level=logging.DEBUG), _Mute()
+    attached = []
+    try:
+        for logger in _torch_log_sinks():
+            logger.addHandler(collect)
+            muted = []
+            if not echo:
+                for h in logger.handlers:
+                    if h is not collect:
+                        h.addFilter(mute)
+                        muted.append(h)
+            attached.append((logger, muted))
+        yield found
+    finally:
+        for logger, muted in attached:
+            logger.removeHandler(collect)
+            for h in muted:
+                h.removeFilter(mute)
+        torch._logging.set_logs()
+
+
+def failed_guards(record: str) -> list[str]:
+    """Return the failed guards listed in one ``recompiles`` log record, e.g. ``["0/0: temperature == 1.0"]``.
+
+    A record reads "Recompiling function f ... triggered by the following guard
+    failure(s): - 0/0: <guard>  # <source line> ...": one ``- <frame>/<entry>:``
+    line per cached entry that was tried. The source comment after the guard
+    and the user stack trace lines are dropped.
+    """
+    import re
+
+    found = []
+    for line in record.splitlines():
+        m = re.match(r"\s*-\s+(\d+/\d+:.*)$", line)
+        if m:
+            found.append(m.group(1).split("  #")[0].strip())
+    return found
+
+
+@contextmanager
+def single_process_group(backend: str = "gloo") -> Iterator[bool]:
+    """Run the block inside a one-rank ``torch.distributed`` process group (in-memory store, no ports).
+
+    Yields ``True`` if this call created the group (and destroys it on exit),
+    ``False`` if a group already existed (it is left as it was). One rank is
+    enough to wrap a model in ``DistributedDataParallel`` and look at what
+    ``torch.compile`` does with it; it is not enough to see gradients synced.
+    """
+    import torch.distributed as dist
+
+    if dist.is_initialized():
+        yield False
+        return
+    dist.init_process_group(backend, store=dist.HashStore(), rank=0, world_size=1)
+    try:
+        yield True
+    finally:
+        dist.destroy_process_group()
+
+
 # --- recompilation -------------------------------------------------------------
 
-SETTINGS = ("default (automatic dynamic)", "dynamic=True", "dynamic=False", "mark_dynamic")
+SETTINGS = ("default (automatic dynamic)", "dynamic=True", "dynamic=False", "mark_dynamic", "maybe_mark_dynamic")
 
 
 def compile_counts(make_model: Callable[[], torch.nn.Module], lengths: Sequence[int],
@@ -268,6 +389,8 @@ def compile_counts(make_model: Callable[[], torch.nn.Module], lengths: Sequence[
                 x = torch.randn(2, length, features)
                 if setting == "mark_dynamic":
                     torch._dynamo.mark_dynamic(x, 1)
+                elif setting == "maybe_mark_dynamic":
+                    torch._dynamo.maybe_mark_dynamic(x, 1)
                 compiled(x)
                 counts.append(counter.count)
         result[setting] = counts

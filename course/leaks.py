@@ -22,7 +22,7 @@ from torch.overrides import TorchFunctionMode
 
 from course.memory import SavedTensorProbe, graph_size
 
-__all__ = ["GraphProbe", "reachable_nodes", "TinyRNN", "make_batches", "leaky_train_epoch",
+__all__ = ["GraphProbe", "reachable_nodes", "TinyRNN", "TinyLSTM", "make_batches", "leaky_train_epoch",
            "leaky_evaluate", "leaky_tbptt_train", "run_probed", "tbptt_growth",
            "SavedTensorProbe", "graph_size"]
 
@@ -166,9 +166,37 @@ class TinyRNN(nn.Module):
         """Return a zero hidden state of shape (batch, n_hidden) (no autograd history)."""
         return torch.zeros(batch, self.n_hidden, dtype=dtype or self.out.weight.dtype)
 
+    def init_state(self, batch: int, dtype: torch.dtype | None = None) -> torch.Tensor:
+        """The zero state, under the name every model of this module shares (here a single tensor)."""
+        return self.init_hidden(batch, dtype)
+
     def forward(self, x: torch.Tensor, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         h = self.cell(x, h)
         return self.out(h), h
+
+
+class TinyLSTM(nn.Module):
+    """An LSTM cell with a linear read-out: ``forward(x_t, (h, c)) -> (y_t, (h_next, c_next))``.
+
+    The state is a *tuple* of two tensors, each (batch, n_hidden);
+    ``y_t`` is (batch, n_in), a prediction of the next input.
+    """
+
+    def __init__(self, n_in: int = 4, n_hidden: int = 16) -> None:
+        super().__init__()
+        self.n_hidden = n_hidden
+        self.cell = nn.LSTMCell(n_in, n_hidden)
+        self.out = nn.Linear(n_hidden, n_in)
+
+    def init_state(self, batch: int, dtype: torch.dtype | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """Return the zero state ``(h, c)``, each of shape (batch, n_hidden) (no autograd history)."""
+        dtype = dtype or self.out.weight.dtype
+        return (torch.zeros(batch, self.n_hidden, dtype=dtype), torch.zeros(batch, self.n_hidden, dtype=dtype))
+
+    def forward(self, x: torch.Tensor, state: tuple[torch.Tensor, torch.Tensor]
+                ) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
+        h, c = self.cell(x, state)
+        return self.out(h), (h, c)
 
 
 def make_batches(n_batches: int, batch_size: int = 8, n_in: int = 6, n_classes: int = 3,

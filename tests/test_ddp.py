@@ -130,3 +130,93 @@ def test_syncbn_cuda_worker_matches_global_mean():  # pragma: no cover (CPU CI)
     out = P.launch(P.syncbn_cuda_worker, world_size=ws, args=(shards[:ws],), method="spawn", backend="nccl")
     want = torch.cat(shards[:ws]).mean(0)
     assert all(torch.allclose(r["running_mean"], want, atol=1e-5) for r in out)
+
+
+def test_sampler_worker_shards_and_set_epoch():
+    out = P.launch(P.sampler_worker, world_size=2, args=(11, 2), timeout=60)
+    r0, r1 = out
+    assert r0["no_sampler"] == r1["no_sampler"]  # the same seed on every rank: the same samples
+    for key in ("no_set_epoch", "set_epoch"):
+        for epoch in range(2):
+            a, b = r0[key][epoch], r1[key][epoch]
+            assert len(a) == len(b) == 6 and set(a) | set(b) == set(range(11))  # padded to 12: one repeat
+    assert r0["no_set_epoch"][0] == r0["no_set_epoch"][1]
+    assert r0["set_epoch"][0] == r0["no_set_epoch"][0] and r0["set_epoch"][1] != r0["set_epoch"][0]
+    dropped = P.launch(P.sampler_worker, world_size=2, args=(11, 1, 4, True), timeout=60)
+    assert [len(r["set_epoch"][0]) for r in dropped] == [5, 5]
+    assert _alive_children() == []
+
+
+def test_syncbn_facts_worker():
+    r = P.launch(P.syncbn_facts_worker, world_size=2, timeout=60)[0]
+    assert r["type"] == "SyncBatchNorm" and r["same_objects"] is True and r["eval_matches_bn"] is True
+    assert "expected input tensor to be on GPU" in r["train_forward"]
+    assert "only work with GPU modules" in r["ddp_wrap"]
+    assert r["after_wrap_same_objects"] is True and "expected input tensor to be on GPU" in r["after_wrap_forward"]
+    one = P.launch(P.syncbn_facts_worker, world_size=1, timeout=60)[0]
+    assert "expected input tensor to be on GPU" in one["train_forward"]
+
+
+def test_accumulation_demo_worker_counts_allreduces():
+    r = P.launch(P.accumulation_demo_worker, world_size=2, args=(4, 2, None), timeout=60)[0]
+    n = r["params"]
+    assert r["plain"]["per_backward"] == [[n]] * 4
+    assert r["no_sync"]["per_backward"] == [[], [n], [], [n]]
+    assert torch.allclose(r["plain"]["grad"], r["no_sync"]["grad"])
+    small = P.launch(P.accumulation_demo_worker, world_size=2, args=(3, 1, 0.01), timeout=60)[0]
+    later = small["plain"]["per_backward"][1:]
+    assert all(len(b) > 1 and sum(b) == n for b in later)  # rebuilt buckets after the first iteration
+
+
+def test_counting_comm_hook_is_a_plain_function():
+    hook = P.counting_comm_hook()
+    assert callable(hook) and hook.calls == [] and hook.__name__ == "counting_allreduce_hook"
+
+
+def test_unused_params_worker():
+    r = P.launch(P.unused_params_worker, world_size=2, args=(3, 2, 8), timeout=90)[0]
+    assert r["errors"][True] == ["ok", "ok"]
+    assert r["errors"][False][0] == "ok" and "Expected to have finished reduction" in r["errors"][False][1]
+    assert set(r["ms_per_step"]) == {False, True} and all(v > 0 for v in r["ms_per_step"].values())
+
+
+def _accumulate_reference(model, micro, opt, k):
+    import contextlib
+
+    import torch.nn.functional as F
+
+    out = []
+    for start in range(0, len(micro), k):
+        group = micro[start:start + k]
+        total = 0.0
+        for j, (x, y) in enumerate(group):
+            with (model.no_sync() if j < len(group) - 1 else contextlib.nullcontext()):
+                loss = F.cross_entropy(model(x), y)
+                (loss / len(group)).backward()
+            total += loss.item()
+        opt.step()
+        opt.zero_grad()
+        out.append(total / len(group))
+    return out
+
+
+def test_accumulation_worker_and_model():
+    a, b = P.accumulation_model(3), P.accumulation_model(3)
+    assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters()))
+    assert next(a.parameters()).dtype == torch.float64
+    g = torch.Generator().manual_seed(0)
+    micro = [[(torch.randn(3, 6, generator=g, dtype=torch.float64), torch.randint(0, 3, (3,), generator=g))
+              for _ in range(5)] for _ in range(2)]
+    out = P.launch(P.accumulation_worker, world_size=2, args=(_accumulate_reference, micro, 2, 0.3), timeout=60)
+    assert [r["calls"] for r in out] == [3, 3] and all(r["buckets"] == 1 and r["grads_cleared"] for r in out)
+    assert all(len(r["result"]) == 3 for r in out)
+    assert all(torch.equal(p, q) for p, q in zip(out[0]["params"], out[1]["params"]))
+    assert _alive_children() == []
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_syncbn_cuda_order_worker_runs():  # pragma: no cover (CPU CI)
+    shards = [torch.randn(4, 3) + 1, torch.randn(6, 3)]
+    ws = min(2, torch.cuda.device_count())
+    out = P.launch(P.syncbn_cuda_order_worker, world_size=ws, args=(shards[:ws],), method="spawn", backend="nccl")
+    assert all(r["kind"] == "SyncBatchNorm" and r["running_mean"].shape == (3,) for r in out)

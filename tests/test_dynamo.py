@@ -36,6 +36,21 @@ def test_legacy_score_values_shape_dtype(dtype):
     assert out.data_ptr() != x.data_ptr()
 
 
+@pytest.mark.parametrize("shape", [(), (0, 3), (1,)])
+def test_legacy_score_keeps_odd_shapes(shape):
+    x = torch.full(shape, -1.5)
+    out = cd.legacy_score(x)
+    assert out.shape == x.shape
+    torch.testing.assert_close(out, torch.full(shape, -0.75))
+
+
+def test_legacy_score_returns_contiguous_for_transposed_input():
+    x = torch.randn(3, 4).t()
+    out = cd.legacy_score(x)
+    assert out.is_contiguous() and out.shape == (4, 3)
+    torch.testing.assert_close(out, torch.where(x > 0, x * x, 0.5 * x))
+
+
 def test_legacy_score_breaks_the_graph_and_torch_version_does_not():
     x = torch.randn(4, 3)
     broken = torch._dynamo.explain(lambda t: cd.legacy_score(t * 2) + 1)(x)
@@ -157,7 +172,8 @@ def test_compare_eager_compiled_interleaves_and_reports_units():
 def test_compile_counts_settings():
     counts = cd.compile_counts(lambda: torch.nn.Linear(8, 8), [3, 4, 5, 6])
     assert counts == {"default (automatic dynamic)": [1, 2, 2, 2], "dynamic=True": [1, 1, 1, 1],
-                      "dynamic=False": [1, 2, 3, 4], "mark_dynamic": [1, 1, 1, 1]}
+                      "dynamic=False": [1, 2, 3, 4], "mark_dynamic": [1, 1, 1, 1],
+                      "maybe_mark_dynamic": [1, 1, 1, 1]}
     with pytest.raises(ValueError):
         cd.compile_counts(lambda: torch.nn.Linear(8, 8), [3], settings=["nope"])
 
@@ -183,3 +199,69 @@ def test_inductor_output_files_finds_new_wrappers(tmp_path, monkeypatch):
     assert new in found
     assert all(p.suffix == ".py" for p in found)
     assert new not in cd.inductor_output_files(time.time() + 3600)
+
+
+def _leading_print(x):
+    print("leading")
+    return torch.sin(x) + 1
+
+
+def test_capture_logs_sees_a_leading_break_that_explain_misses(capsys):
+    out = torch._dynamo.explain(_leading_print)(torch.randn(3))
+    assert (out.graph_count, out.graph_break_count, len(out.break_reasons)) == (1, 0, 0)
+    torch._dynamo.reset()
+    with cd.capture_logs("graph_breaks") as logs:
+        torch.compile(_leading_print, backend="eager")(torch.randn(3))
+    assert list(logs) == ["graph_breaks"] and len(logs["graph_breaks"]) == 1
+    assert "print" in logs["graph_breaks"][0] and "Explanation" in logs["graph_breaks"][0]
+    assert "__graph_breaks" not in capsys.readouterr().err      # not echoed by default
+
+
+def test_capture_logs_restores_settings_and_collects_recompiles():
+    import torch._logging._internal as internal
+
+    counter = cd.CompileCounter()
+    f = torch.compile(lambda t: t * 2, backend=counter)
+    with cd.capture_logs("recompiles", "guards") as logs:
+        f(torch.randn(3))
+        f(torch.randn(3, dtype=torch.float64))
+    assert counter.count == 2
+    assert len(logs["recompiles"]) == 1 and "dtype mismatch" in logs["recompiles"][0]
+    assert any("TREE_GUARD_MANAGER" in r for r in logs["guards"])
+    assert not internal.log_state.is_artifact_enabled("recompiles")
+    assert not internal.log_state.is_artifact_enabled("guards")
+    with cd.capture_logs("recompiles") as later:
+        pass
+    assert later == {"recompiles": []}
+
+
+def test_capture_logs_echo(capsys):
+    with cd.capture_logs("graph_breaks", echo=True) as logs:
+        torch.compile(_leading_print, backend="eager")(torch.randn(3))
+    assert len(logs["graph_breaks"]) == 1
+    assert "Graph break" in capsys.readouterr().err
+
+
+def test_failed_guards_parses_a_recompile_record():
+    record = ("Recompiling function f in /tmp/x.py:10\n    triggered by the following guard failure(s):\n"
+              "    - 0/1: tensor 'x' dtype mismatch. expected Float, actual Double\n"
+              "    - 0/0: temperature == 1.0                          # return x / temperature  # x.py:2 in f\n"
+              "    - User stack trace:\n    -   File \"/tmp/x.py\", line 2, in f")
+    assert cd.failed_guards(record) == ["0/1: tensor 'x' dtype mismatch. expected Float, actual Double",
+                                        "0/0: temperature == 1.0"]
+    assert cd.failed_guards("no guards here") == []
+
+
+def test_single_process_group_creates_and_destroys():
+    import torch.distributed as dist
+
+    assert not dist.is_initialized()
+    with cd.single_process_group() as created:
+        assert created is True and dist.is_initialized() and dist.get_world_size() == 1
+        with cd.single_process_group() as nested:
+            assert nested is False
+        assert dist.is_initialized()
+        t = torch.ones(3)
+        dist.all_reduce(t)
+        torch.testing.assert_close(t, torch.ones(3))
+    assert not dist.is_initialized()

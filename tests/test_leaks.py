@@ -145,3 +145,16 @@ def test_tbptt_growth_grows_only_without_detach():
     assert nodes[0] == flat[0]["nodes"] and nodes == sorted(nodes) and nodes[-1] > 3 * nodes[0]
     assert all(r["backward_ms"] >= 0 for r in grow)
     assert all(p.grad is None for p in rnn.parameters())
+
+
+def test_tiny_lstm_state_is_a_tuple_and_init_state_matches():
+    torch.manual_seed(0)
+    lstm = L.TinyLSTM(n_in=3, n_hidden=5)
+    h, c = lstm.init_state(2)
+    assert h.shape == c.shape == (2, 5) and h.dtype == torch.float32 and not h.requires_grad
+    y, (h1, c1) = lstm(torch.randn(2, 3), (h, c))
+    assert y.shape == (2, 3) and h1.shape == c1.shape == (2, 5) and c1.grad_fn is not None
+    h64, _ = lstm.double().init_state(4)
+    assert h64.dtype == torch.float64 and lstm.init_state(1, torch.float32)[0].dtype == torch.float32
+    rnn = L.TinyRNN(n_in=3, n_hidden=4)
+    assert torch.equal(rnn.init_state(2), rnn.init_hidden(2)) and rnn.init_state(2, torch.float64).dtype == torch.float64

@@ -1,13 +1,17 @@
-"""Marks dimension 1 of every input dynamic with torch._dynamo.mark_dynamic before calling the compiled model."""
+"""maybe_mark_dynamic on every input, with dynamic=None, in a small class with __call__."""
 CELL = "compile_for_lengths"
 SOURCE = '''
-def compile_for_lengths(model, backend):
-    """Return `model` compiled with `backend` so that sequence lengths 8..64 (dim 1) cause one compilation."""
-    compiled = torch.compile(model, backend=backend)
+class _LengthRunner:
+    def __init__(self, compiled, dim):
+        self.compiled, self.dim = compiled, dim
 
-    def run(x):
-        torch._dynamo.mark_dynamic(x, 1)
-        return compiled(x)
+    def __call__(self, *tensors):
+        for t in tensors:
+            torch._dynamo.maybe_mark_dynamic(t, self.dim)
+        return self.compiled(*tensors)
 
-    return run
+
+def compile_for_lengths(model, backend, dim: int = 1):
+    """Return run(*tensors) -> model(*tensors), compiled once with `backend` for any lengths 2..64 at dimension `dim`."""
+    return _LengthRunner(torch.compile(model, backend=backend, dynamic=None), dim)
 '''

@@ -1,11 +1,17 @@
 """Averages the batch means: wrong when the last batch is smaller."""
 CELL = "evaluate"
-FAILS = ["test_evaluate_value"]
+FAILS = ['test_evaluate_value']
 SOURCE = '''
 def evaluate(model, loader):
-    means = []
-    with torch.no_grad():
-        for x, y in loader:
-            means.append(F.cross_entropy(model(x), y).item())
-    return sum(means) / len(means)
+    modes = {m: m.training for m in model.modules()}
+    model.eval()
+    try:
+        means = []
+        with torch.no_grad():
+            for x, y in loader:
+                means.append(F.cross_entropy(model(x), y).item())
+        return sum(means) / len(means)
+    finally:
+        for m, t in modes.items():
+            m.training = t
 '''

@@ -1,15 +1,17 @@
 """Forgets the unused-parameter check."""
 CELL = "preflight"
-FAILS = ["test_preflight_unused"]
+FAILS = ['test_preflight_unused']
 SOURCE = '''
 def preflight(model, loader, distributed):
     issues = []
     if distributed and any(isinstance(m, nn.modules.batchnorm._BatchNorm) and not isinstance(m, nn.SyncBatchNorm)
                            for m in model.modules()):
         issues.append("bn_not_synced")
-    if loader.num_workers == 0:
-        issues.append("no_workers")
+    if (distributed and not isinstance(loader.dataset, torch.utils.data.IterableDataset)
+            and not isinstance(loader.sampler, DistributedSampler)):
+        issues.append("sampler_not_distributed")
     if loader.pin_memory and not torch.cuda.is_available():
         issues.append("pin_memory_without_cuda")
+    pass
     return issues
 '''

@@ -1,8 +1,8 @@
-"""Plain torch.compile(model, backend=backend): automatic dynamic compiles twice (static, then dynamic)."""
+"""Plain torch.compile: automatic dynamic compiles twice (static first length, then dynamic)."""
 CELL = "compile_for_lengths"
-FAILS = ["test_compile_for_lengths_one_compile"]
+FAILS = ["test_compile_for_lengths_one_compile", "test_compile_for_lengths_dim"]
 SOURCE = '''
-def compile_for_lengths(model, backend):
-    """Return `model` compiled with `backend` so that sequence lengths 8..64 (dim 1) cause one compilation."""
+def compile_for_lengths(model, backend, dim: int = 1):
+    """Return run(*tensors) -> model(*tensors), compiled once with `backend` for any lengths 2..64 at dimension `dim`."""
     return torch.compile(model, backend=backend)
 '''

@@ -1,12 +1,20 @@
-"""Registers the custom op but forgets register_fake: Dynamo cannot run it on fake tensors."""
+"""Registers the op and its autograd formula but forgets register_fake: Dynamo cannot run it on fake tensors."""
 CELL = "register_numpy_op"
-FAILS = ["test_numpy_op_no_breaks", "test_numpy_op_fullgraph"]
+FAILS = ["test_numpy_op_opcheck", "test_numpy_op_fullgraph"]
 SOURCE = '''
 def register_numpy_op(name: str = "ch6::legacy_score"):
-    """Register legacy_score as the torch.library custom op `name` (with a fake impl); return the op."""
+    """Register legacy_score as the custom op `name`, with a fake impl and an autograd formula; return the op."""
     @torch.library.custom_op(name, mutates_args=())
     def legacy_score_op(x: torch.Tensor) -> torch.Tensor:
         return legacy_score(x)
 
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * torch.where(x > 0, 2 * x, torch.full_like(x, 0.5))
+
+    legacy_score_op.register_autograd(backward, setup_context=setup_context)
     return legacy_score_op
 '''

@@ -1,0 +1,1142 @@
+"""Hidden tests of Chapter 5, judged outside the student's kernel (instructor side: never released).
+
+Each grade cell of 05_engineering_traps.ipynb has one probe here (it runs with
+the notebook's names, in the student's sandbox and in the reference worker)
+and one verdict (it runs in the judge, on the plain data both sent back).
+``got`` is the student's data, ``ref`` the reference solution's; every
+expectation that does not come from the student's code is read from ``ref``.
+Probes build their inputs from the seed before the first call into student
+code; multi-rank probes use ``P.launch`` (fork on Linux: the ranks inherit
+the student's function), with the smallest sizes that still show the mistake.
+"""
+import torch
+
+from course import checks as C
+from course.data import fingerprint
+from course.grading.judge import Judge, visible
+
+judge = Judge()
+
+
+# --- helpers shipped with every probe (they run in the notebook's namespace) -------------------------
+
+@judge.shared
+def _j5_tmpdir():
+    import tempfile
+    from pathlib import Path as _P
+    return _P(tempfile.mkdtemp(prefix="ch5-judge-"))
+
+
+@judge.shared
+def _j5_decode_all(samples):
+    """Reference RGB decodes of every file, by torchvision (read from ``ref`` in the verdicts)."""
+    return [D.read_tv(p) for p, _ in samples]
+
+
+@judge.shared
+def _j5_items(ds):
+    """Every (image, label) of a dataset, plus the labels' type names."""
+    out = []
+    for i in range(len(ds)):
+        img, lab = ds[i]
+        out.append((img, lab, type(lab).__name__))
+    return out
+
+
+@judge.shared
+def _j5_shards(g, sizes, shape, dtype, offset, scale):
+    """One shard per rank, (n_r, *shape), from generator ``g``; plus float64 statistics of their concatenation."""
+    shards = [(torch.randn(n, *shape, generator=g, dtype=torch.float64) * scale + offset).to(dtype) for n in sizes]
+    full = torch.cat(shards).double()
+    dims = [0] + list(range(2, full.dim()))
+    return shards, {"mean": full.mean(dim=dims), "var": full.var(dim=dims, unbiased=False),
+                    "count": full.numel() // full.shape[1], "dtype": dtype}
+
+
+@judge.shared
+def _j5_accum_cases(seed):
+    """(name, world_size, micro_batches per rank, accum_steps, lr, momentum) for Exercise 5.2c."""
+    g = torch.Generator().manual_seed(seed)
+
+    def micro(n, rows):
+        return [(torch.randn(rows, 6, generator=g, dtype=torch.float64), torch.randint(0, 3, (rows,), generator=g))
+                for _ in range(n)]
+
+    return [("7 micro-batches, accum_steps=3 (last group of 1), momentum 0.9", 2, [micro(7, 3), micro(7, 3)], 3, 0.3, 0.9),
+            ("3 micro-batches, accum_steps=1", 2, [micro(3, 4), micro(3, 4)], 1, 0.2, 0.0),
+            ("3 ranks of different batch sizes, 5 micro-batches, accum_steps=2", 3,
+             [micro(5, 2), micro(5, 3), micro(5, 4)], 2, 0.4, 0.0),
+            ("4 micro-batches, accum_steps=6 (one group)", 2, [micro(4, 3), micro(4, 3)], 6, 0.5, 0.0)]
+
+
+@judge.shared
+def _j5_run_accum(cases):
+    out = []
+    for name, ws, micro, k, lr, mom in cases:
+        res = P.launch(P.accumulation_worker, world_size=ws, args=(train_accumulated, micro, k, lr, 0, mom),
+                       timeout=90)
+        out.append({"name": name, "ranks": res})
+    return out
+
+
+@judge.shared
+def _j5_modes(model):
+    return [(name, m.training) for name, m in model.named_modules()]
+
+
+# --- verdict-side helpers ------------------------------------------------------------------------------
+
+COLOUR_HINT = ("every image must come out as (3, H, W) uint8 RGB: a grayscale JPEG holds 1 channel and a CMYK "
+               "JPEG 4, so ask the decoder for RGB (ImageReadMode.RGB, or PIL's .convert('RGB'))")
+
+
+def check_images(items, refs, label, hint=None):
+    """Each returned image is (3, H, W) uint8, is one of the folder's images, and matches its reference decode."""
+    C.check_type(items, list, f"the items of the dataset {label}")
+    C.check_equal(len(items), len(refs), f"len(dataset) {label}", hint="one sample per JPEG file")
+    h, w = refs[0].shape[1:]
+    for i, (img, _, _) in enumerate(items):
+        C.check_tensor(img, f"ds[{i}][0] {label}", dtype=torch.uint8, hint=hint or COLOUR_HINT)
+        C.check_tensor(img, f"ds[{i}][0] {label}", shape=(3, h, w), hint=hint or COLOUR_HINT)
+        k = fingerprint(img)
+        C.check_true(0 <= k < len(refs), f"ds[{i}][0] {label} is not one of the images in the folder",
+                     hint="decode the file at this index; do not transform the pixels")
+        C.check_close(img, refs[k], f"pixels of ds[{i}][0] {label}", atol=12, rtol=0,
+                      hint="decode the file in __getitem__, in RGB mode")
+
+
+# --- Exercise 5.1 · JpegFolderDataset -------------------------------------------------------------------
+# clause -> test
+#   self.classes: sorted class folder names ........................... test_jpeg_dataset_labels
+#   label = index of the image's folder in classes, a Python int ...... test_jpeg_dataset_labels
+#   __init__ stores only paths and labels (no images, no bytes) ....... test_jpeg_dataset_pickle_small
+#   __getitem__ decodes lazily: uint8 (3, H, W) RGB ................... test_jpeg_dataset_pixels
+#   ... whatever the colour mode: RGB, grayscale, CMYK ................ test_jpeg_dataset_pixels
+#   every image exactly once (through a 2-worker DataLoader) .......... test_jpeg_dataset_epoch
+
+@judge.probe("test_jpeg_dataset_pixels")
+def probe_jpeg_pixels(seed):
+    import shutil
+    root = _j5_tmpdir()
+    try:
+        h, w = 14 + seed % 7, 18 + seed % 5
+        _, samples = D.make_test_folder(root / "a", n_classes=3, per_class=3, size=(h, w), seed=11 + seed % 97,
+                                        modes={1: "L", 4: "CMYK", 6: "L", 8: "CMYK"})
+        _, samples_b = D.make_test_folder(root / "b", n_classes=2, per_class=2, size=(w, h), seed=12 + seed % 89,
+                                          modes={0: "CMYK", 3: "L"})
+        refs = {"visible": _j5_decode_all(EX51_SAMPLES), "a": _j5_decode_all(samples), "b": _j5_decode_all(samples_b)}
+        got = {"visible": _j5_items(JpegFolderDataset(EX51_ROOT)), "a": _j5_items(JpegFolderDataset(root / "a")),
+               "b": _j5_items(JpegFolderDataset(str(root / "b")))}
+        return {"refs": refs, "got": got}
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@probe_jpeg_pixels.verdict
+def _(got, ref):
+    with visible():
+        check_images(got["got"]["visible"], ref["refs"]["visible"], "(visible folder, one grayscale file)")
+    check_images(got["got"]["a"], ref["refs"]["a"], "(a folder with grayscale and CMYK JPEGs)")
+    check_images(got["got"]["b"], ref["refs"]["b"], "(a folder given as a str path, CMYK and grayscale)")
+
+
+@judge.probe("test_jpeg_dataset_labels")
+def probe_jpeg_labels(seed):
+    import shutil
+    root = _j5_tmpdir()
+    try:
+        classes, samples = D.make_test_folder(root, n_classes=4, per_class=2, size=(16, 20), seed=12 + seed % 97,
+                                              modes={2: "L"})
+        expected = {"classes": classes, "labels": [lab for _, lab in samples],
+                    "visible_classes": list(EX51_CLASSES), "visible_labels": [lab for _, lab in EX51_SAMPLES]}
+        ds_v = JpegFolderDataset(EX51_ROOT)
+        ds = JpegFolderDataset(root)
+        got = {"visible_classes": list(ds_v.classes), "visible": _j5_items(ds_v),
+               "classes": list(ds.classes), "items": _j5_items(ds)}
+        return {"expected": expected, "got": got}
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def check_labels(items, labels, label, check_len=True):
+    if check_len:
+        C.check_equal(len(items), len(labels), f"len(dataset) {label}", hint="one sample per JPEG file")
+    for i, (img, lab, type_name) in enumerate(items):
+        C.check_true(type_name == "int", f"label of ds[{i}] {label} is a {type_name}, expected a Python int",
+                     hint="use the index in self.classes (enumerate gives ints)")
+        k = fingerprint(img) if isinstance(img, torch.Tensor) else -1
+        C.check_true(0 <= k < len(labels), f"ds[{i}][0] {label} is not one of the images in the folder")
+        C.check_equal(lab, labels[k], f"label of ds[{i}] {label}",
+                      hint="label = index of the image's folder in sorted(class names)")
+
+
+@probe_jpeg_labels.verdict
+def _(got, ref):
+    exp = ref["expected"]
+    g = got["got"]
+    with visible():
+        C.check_equal(g["visible_classes"], exp["visible_classes"], "dataset.classes (visible folder)",
+                      hint="sort the folder names: os.listdir / Path.iterdir return them in file-system order")
+        check_labels(g["visible"], exp["visible_labels"], "(visible folder)", check_len=False)
+    C.check_equal(g["classes"], exp["classes"], "dataset.classes (4 classes)",
+                  hint="sorted(folder names), read from the root given to __init__")
+    check_labels(g["items"], exp["labels"], "(4 classes)")
+
+
+@judge.probe("test_jpeg_dataset_epoch")
+def probe_jpeg_epoch(seed):
+    import shutil
+    root = _j5_tmpdir()
+    try:
+        _, samples = D.make_test_folder(root, n_classes=2, per_class=5, size=(12, 16), seed=13 + seed % 97,
+                                        modes={3: "L"})
+        n = len(samples)
+        visible_imgs = [img for img, _ in DataLoader(JpegFolderDataset(EX51_ROOT), batch_size=None, shuffle=True,
+                                                     **EPOCH_LOADER_KW)]
+        gen = torch.Generator().manual_seed(seed)
+        imgs = [img for img, _ in DataLoader(JpegFolderDataset(root), batch_size=None, shuffle=True, generator=gen,
+                                             **EPOCH_LOADER_KW)]
+        return {"n_visible": len(EX51_SAMPLES), "n": n, "visible": visible_imgs, "hidden": imgs}
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@probe_jpeg_epoch.verdict
+def _(got, ref):
+    for key, n, label in (("visible", ref["n_visible"], "visible folder"), ("hidden", ref["n"], "10 images")):
+        with visible() if key == "visible" else __import__("contextlib").nullcontext():
+            seen = [fingerprint(t) if isinstance(t, torch.Tensor) else -1 for t in got[key]]
+            C.check_equal(sorted(seen), list(range(n)), f"images seen in one shuffled 2-worker epoch ({label}, by index)",
+                          hint="each file must be one sample: no duplicates, none missing")
+
+
+@judge.probe("test_jpeg_dataset_pickle_small")
+def probe_jpeg_pickle(seed):
+    import pickle as _pickle
+    import shutil
+    root = _j5_tmpdir()
+    try:
+        for tag, hw in (("s", (8, 12)), ("b", (120, 160))):
+            D.make_test_folder(root / tag, n_classes=2, per_class=4, size=hw, seed=14 + seed % 97)
+        sizes = {"visible": len(_pickle.dumps(JpegFolderDataset(EX51_ROOT))),
+                 "s": len(_pickle.dumps(JpegFolderDataset(root / "s"))),
+                 "b": len(_pickle.dumps(JpegFolderDataset(root / "b")))}
+        return {"sizes": sizes, "n_visible": len(EX51_SAMPLES)}
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@probe_jpeg_pickle.verdict
+def _(got, ref):
+    s = got["sizes"]
+    for k in ("visible", "s", "b"):
+        C.check_true(type(s.get(k)) is int, f"pickled size {k}: {C.describe(s.get(k))}")
+    with visible():
+        C.check_true(s["visible"] < 300 * ref["n_visible"] + 4000,
+                     f"the pickled dataset is {s['visible']} bytes for {ref['n_visible']} images: too big for paths only",
+                     hint="store paths and labels; decode in __getitem__")
+    C.check_true(s["b"] - s["s"] < 1000,
+                 f"pickled size grows with the image size: {s['s']} bytes for 8x12 images, {s['b']} bytes for 120x160",
+                 hint="decoded images (or file bytes) are stored in the dataset; keep only paths and labels")
+    C.check_true(s["b"] < 300 * 8 + 4000, f"the pickled dataset is {s['b']} bytes for 8 images",
+                 hint="store paths and labels only")
+
+
+# --- Exercise 5.2a · sync_batch_stats -----------------------------------------------------------------
+# clause -> test
+#   mean (C,), dtype of x, global (count-weighted), on every rank ..... test_sync_stats_mean_count
+#   count: values per channel over all ranks, a Python int ............ test_sync_stats_mean_count
+#   biased var (C,), dtype of x, global ............................... test_sync_stats_var
+#   shards of different sizes; an empty shard ......................... both (cases with n_r = 0)
+#   (N, C, *): 2-D, 3-D, 4-D shards ................................... both
+#   accurate in float32 with |mean| >> spread (no E[x^2] - E[x]^2) .... test_sync_stats_var (mean too)
+#   any number of ranks ................................................ both (2 and 3 ranks)
+
+@judge.shared
+def _j5_sync_probe(seed):
+    g = torch.Generator().manual_seed(seed)
+    two = [((2, 9), (3, 2, 2), torch.float64, 3.0, 2.0),
+           ((11, 4), (5,), torch.float64, -1.0, 1.0),
+           ((0, 6), (2, 3), torch.float64, 1.0, 1.0),
+           ((5, 13), (3, 4, 4), torch.float32, 500.0, 0.1),
+           ((7, 1), (4,), torch.float32, 0.0, 1.0)]
+    three = [((4, 0, 7), (3, 5), torch.float64, 2.0, 0.5),
+             ((3, 6, 2), (2, 3, 3), torch.float32, 200.0, 0.05)]
+    cases = {"two": [], "three": []}
+    truth = {"two": [], "three": []}
+    for key, specs in (("two", two), ("three", three)):
+        for sizes, shape, dtype, off, scale in specs:
+            shards, stats = _j5_shards(g, sizes, shape, dtype, off, scale)
+            cases[key].append(shards)
+            truth[key].append(stats)
+    per_rank = {key: [[c[r] for c in cases[key]] for r in range(len(cases[key][0]))] for key in cases}
+    visible_res = P.launch(P.call_on_shards, world_size=2, args=(sync_batch_stats, EX52_SHARDS), timeout=60)
+    res2 = P.launch(P.call_on_shards, world_size=2, args=(sync_batch_stats, per_rank["two"]), timeout=60)
+    res3 = P.launch(P.call_on_shards, world_size=3, args=(sync_batch_stats, per_rank["three"]), timeout=60)
+    return {"visible": visible_res, "visible_truth": {"mean": EX52_MEAN, "var": EX52_VAR, "count": 10},
+            "results": {"two": res2, "three": res3}, "truth": truth}
+
+
+def sync_cases(got, ref):
+    """Yield (label, (mean, var, count) from the student, truth) for every rank of every case."""
+    for key, ws in (("two", 2), ("three", 3)):
+        for r in range(ws):
+            for j, truth in enumerate(ref["truth"][key]):
+                res = got["results"][key][r][j]
+                label = f"rank {r} of {ws}, case {j} ({str(truth['dtype']).replace('torch.', '')})"
+                yield label, res, truth
+
+
+def check_triple(res, label):
+    C.check_type(res, (tuple, list), f"sync_batch_stats(x) on {label}", hint="return (mean, var, count)")
+    C.check_equal(len(res), 3, f"len(sync_batch_stats(x)) on {label}", hint="return (mean, var, count)")
+
+
+def tolerances(dtype, what):
+    if dtype is torch.float64:
+        return 1e-9, 1e-9
+    return (1e-5, 1e-5) if what == "mean" else (2e-3, 1e-7)
+
+
+@judge.probe("test_sync_stats_mean_count")
+def probe_sync_mean(seed):
+    return _j5_sync_probe(seed)
+
+
+@probe_sync_mean.verdict
+def _(got, ref):
+    with visible():
+        for r in range(2):
+            res = got["visible"][r][0]
+            check_triple(res, f"rank {r} (visible)")
+            C.check_true(type(res[2]) is int, f"count on rank {r} is {C.describe(res[2])}, expected a Python int")
+            C.check_equal(res[2], ref["visible_truth"]["count"], f"count on rank {r} (visible)")
+            C.check_close(res[0], ref["visible_truth"]["mean"], f"mean on rank {r} (visible)",
+                          hint="weight each rank's mean by its count (not the plain mean of means)")
+    for label, res, truth in sync_cases(got, ref):
+        check_triple(res, label)
+        mean, _, count = res
+        C.check_true(type(count) is int, f"count on {label} is {C.describe(count)}, expected a Python int",
+                     hint="int(...) of the summed counts")
+        C.check_equal(count, truth["count"], f"count on {label}",
+                      hint="values per channel: x.numel() // x.shape[1] (0 for an empty shard), summed over ranks")
+        C.check_tensor(mean, f"mean on {label}", shape=tuple(truth["mean"].shape), dtype=truth["dtype"],
+                       hint="one value per channel (dimension 1), in the dtype of x")
+        rtol, atol = tolerances(truth["dtype"], "mean")
+        C.check_close(mean.double(), truth["mean"], f"mean on {label}", rtol=rtol, atol=atol,
+                      hint="weight by shard size; an empty shard contributes nothing (its own mean is NaN)")
+
+
+@judge.probe("test_sync_stats_var")
+def probe_sync_var(seed):
+    return _j5_sync_probe(seed)
+
+
+@probe_sync_var.verdict
+def _(got, ref):
+    with visible():
+        for r in range(2):
+            res = got["visible"][r][0]
+            check_triple(res, f"rank {r} (visible)")
+            C.check_close(res[1], ref["visible_truth"]["var"], f"var on rank {r} (visible)",
+                          hint="biased variance of the whole batch")
+    for label, res, truth in sync_cases(got, ref):
+        check_triple(res, label)
+        var = res[1]
+        C.check_tensor(var, f"var on {label}", shape=tuple(truth["var"].shape), dtype=truth["dtype"],
+                       hint="one value per channel (dimension 1), in the dtype of x")
+        rtol, atol = tolerances(truth["dtype"], "var")
+        hint = ("in float32, E[x^2] - E[x]^2 cancels when the mean is large: combine per-rank means and variances "
+                "(within-shard variance + spread of the shard means), or subtract the global mean first"
+                if truth["dtype"] is torch.float32 else
+                "divide by the global count (biased), include the spread of the shard means, skip empty shards")
+        C.check_close(var.double(), truth["var"], f"var on {label}", rtol=rtol, atol=atol, hint=hint)
+
+
+# --- Exercise 5.2b · prepare_for_ddp ------------------------------------------------------------------
+# clause -> test
+#   every BatchNorm1d/2d/3d, any depth -> SyncBatchNorm; others unchanged, same names .. test_prepare_ddp_structure
+#   keeps weight, bias, running stats, num_batches_tracked, eps, momentum ............. test_prepare_ddp_values
+#   wrap once, only with CUDA and a process group, after converting ................... test_prepare_ddp_order
+#   otherwise the converted model, unwrapped ........................................... test_prepare_ddp_structure,
+#                                                                                         test_prepare_ddp_order
+
+@judge.probe("test_prepare_ddp_structure")
+def probe_prep_structure(seed):
+    torch.manual_seed(seed)
+    visible_model = nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4), nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4)))
+    models = [nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.ReLU(),
+                            nn.Sequential(nn.Flatten(), nn.Sequential(nn.Linear(16, 6), nn.BatchNorm1d(6))),
+                            nn.BatchNorm1d(6, affine=False)),
+              nn.ModuleDict({"enc": nn.Sequential(nn.Conv3d(1, 2, 1), nn.BatchNorm3d(2)),
+                             "head": nn.ModuleList([nn.Linear(2, 2), nn.LayerNorm(2), nn.BatchNorm1d(2)])})]
+    out = []
+    for m in [visible_model] + models:
+        before = [(n, type(mod).__name__) for n, mod in m.named_modules()]
+        res = prepare_for_ddp(m)
+        out.append({"before": before, "type": type(res).__name__,
+                    "after": [(n, type(mod).__name__) for n, mod in res.named_modules()]
+                    if isinstance(res, nn.Module) else None})
+    return out
+
+
+@probe_prep_structure.verdict
+def _(got, ref):
+    bn = {"BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm"}
+    for i, (g, r) in enumerate(zip(got, ref)):
+        with visible() if i == 0 else __import__("contextlib").nullcontext():
+            C.check_true(g["after"] is not None, f"prepare_for_ddp(model {i}) returned a {g['type']}, not a module",
+                         hint="return the converted model")
+            C.check_true(g["type"] != "DistributedDataParallel",
+                         f"model {i}: expected a plain module without a process group, got {g['type']}",
+                         hint="wrap only if torch.cuda.is_available() and dist.is_initialized()")
+            if i == 0:  # what the visible test checks: the kinds of the BatchNorm layers, in order
+                C.check_equal([t for _, t in g["after"] if t in bn], ["SyncBatchNorm", "SyncBatchNorm"],
+                              "the BatchNorm layers after conversion")
+        want = [(n, "SyncBatchNorm" if t in bn else t) for n, t in r["before"]]
+        after = dict(g["after"])
+        for n, t in want:
+            C.check_true(n in after, f"model {i}: module {n!r} is missing after prepare_for_ddp",
+                         hint="convert in place of each BatchNorm, keeping the module names")
+            C.check_equal(after[n], t, f"model {i}: type of module {n!r}",
+                          hint="convert recursively (nested containers too), and only BatchNorm layers")
+
+
+@judge.probe("test_prepare_ddp_values")
+def probe_prep_values(seed):
+    import copy as _copy
+    torch.manual_seed(0)
+    m0 = nn.Sequential(nn.Linear(3, 3), nn.BatchNorm1d(3, eps=1e-3, momentum=0.3))
+    m0(torch.randn(16, 3))
+    torch.manual_seed(seed)
+    m1 = nn.Sequential(nn.Linear(5, 5), nn.BatchNorm1d(5, eps=2e-4, momentum=0.05),
+                       nn.Sequential(nn.Linear(5, 3), nn.BatchNorm1d(3, momentum=None)))
+    m2 = nn.Sequential(nn.Conv2d(2, 3, 1), nn.BatchNorm2d(3, eps=0.01, momentum=0.7, affine=False))
+    with torch.no_grad():
+        for mod in m1.modules():
+            if isinstance(mod, nn.BatchNorm1d):
+                mod.weight.uniform_(0.5, 2.0)
+                mod.bias.uniform_(-1, 1)
+    for _ in range(3):
+        m1(torch.randn(12, 5) * 3 + 1)
+        m2(torch.randn(4, 2, 3, 3) - 2)
+    out = []
+    for m in (m0, m1, m2):
+        before = {n: ({k: v.clone() for k, v in mod.state_dict().items()}, mod.eps, mod.momentum)
+                  for n, mod in m.named_modules() if isinstance(mod, nn.modules.batchnorm._BatchNorm)}
+        res = prepare_for_ddp(m)
+        mods = dict(res.named_modules()) if isinstance(res, nn.Module) else {}
+        after = {n: ({k: v.clone() for k, v in mods[n].state_dict().items()}, mods[n].eps, mods[n].momentum)
+                 for n in before if n in mods}
+        out.append({"before": before, "after": after})
+    return out
+
+
+@probe_prep_values.verdict
+def _(got, ref):
+    with visible():  # the visible test: running_mean, eps and momentum of the one layer
+        sd, eps, mom = ref[0]["before"]["1"]
+        C.check_true("1" in got[0]["after"], "BatchNorm '1' is missing after prepare_for_ddp")
+        g_sd, g_eps, g_mom = got[0]["after"]["1"]
+        C.check_true("running_mean" in g_sd, "running_mean is missing after conversion")
+        C.check_close(g_sd["running_mean"], sd["running_mean"], "running_mean after conversion",
+                      hint="copy the state, do not re-create layers")
+        C.check_equal((g_eps, g_mom), (eps, mom), "(eps, momentum) after conversion")
+    for i, (g, r) in enumerate(zip(got, ref)):
+        for n, (sd, eps, mom) in r["before"].items():
+            C.check_true(n in g["after"], f"model {i}: BatchNorm {n!r} is missing after prepare_for_ddp")
+            g_sd, g_eps, g_mom = g["after"][n]
+            for key, val in sd.items():
+                C.check_true(key in g_sd, f"model {i}: {n}.{key} is missing after conversion")
+                C.check_close(g_sd[key], val, f"model {i}: {n}.{key}",
+                              hint="a fresh SyncBatchNorm loses the trained weights and running statistics")
+            C.check_equal(g_eps, eps, f"model {i}: {n}.eps", hint="pass eps on to the new layer")
+            C.check_equal(g_mom, mom, f"model {i}: {n}.momentum",
+                          hint="pass momentum on (None means a cumulative average)")
+
+
+@judge.probe("test_prepare_ddp_order")
+def probe_prep_order(seed):
+    import torch.nn.parallel.distributed as _ddp_mod
+
+    class _RecordingDDP(nn.Module):
+        calls = []
+
+        def __init__(self, module, *args, **kwargs):
+            super().__init__()
+            self.module = module
+            _RecordingDDP.calls.append([type(m).__name__ for m in module.modules()
+                                        if isinstance(m, nn.modules.batchnorm._BatchNorm)])
+
+    # the probe runs on a copy of the notebook's namespace: patch the namespace prepare_for_ddp reads
+    ns = getattr(prepare_for_ddp, "__globals__", globals())
+    saved = (torch.cuda.is_available, dist.is_initialized, torch.nn.parallel.DistributedDataParallel,
+             _ddp_mod.DistributedDataParallel, ns.get("DDP"))
+
+    def run(cuda, group, model):
+        try:
+            torch.cuda.is_available = lambda: cuda
+            dist.is_initialized = lambda: group
+            torch.nn.parallel.DistributedDataParallel = _ddp_mod.DistributedDataParallel = _RecordingDDP
+            ns["DDP"] = _RecordingDDP
+            _RecordingDDP.calls = []
+            res = prepare_for_ddp(model)
+        finally:
+            (torch.cuda.is_available, dist.is_initialized, torch.nn.parallel.DistributedDataParallel,
+             _ddp_mod.DistributedDataParallel, ns["DDP"]) = saved
+        return {"calls": list(_RecordingDDP.calls), "type": type(res).__name__}
+
+    return [run(True, True, nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2))),
+            run(True, True, nn.Sequential(nn.BatchNorm1d(3), nn.Sequential(nn.Linear(3, 3), nn.BatchNorm1d(3)))),
+            run(True, False, nn.Sequential(nn.BatchNorm1d(3))),
+            run(False, True, nn.Sequential(nn.BatchNorm1d(3)))]
+
+
+@probe_prep_order.verdict
+def _(got, ref):
+    labels = ["CUDA and a process group", "CUDA and a process group (nested)", "CUDA, no process group",
+              "a process group, no CUDA"]
+    for i, (g, r, label) in enumerate(zip(got, ref, labels)):
+        with visible() if i == 0 else __import__("contextlib").nullcontext():
+            C.check_equal(len(g["calls"]), len(r["calls"]), f"number of DDP(...) calls with {label}",
+                          hint="wrap exactly once, and only when torch.cuda.is_available() and dist.is_initialized()")
+            for gc, rc in zip(g["calls"], r["calls"]):
+                C.check_equal(gc, rc, f"BatchNorm layers inside the module given to DDP ({label})",
+                              hint="convert first, then wrap")
+            C.check_equal(g["type"], r["type"], f"type of what prepare_for_ddp returned ({label})",
+                          hint="return the DDP wrapper when you wrap, the converted model otherwise")
+
+
+# --- Exercise 5.2c · train_accumulated ------------------------------------------------------------------
+# clause -> test
+#   groups of accum_steps, last group shorter, accum_steps=1 .......... test_accumulate_values (+ count)
+#   backpropagate loss / k (group mean) ................................. test_accumulate_values
+#   no_sync around forward AND backward of all but the last ............ test_accumulate_one_allreduce
+#   step, then zero_grad after each group; grads clear at the end ...... test_accumulate_values,
+#                                                                          test_accumulate_one_allreduce
+#   return one float per step: mean of unscaled micro-batch losses .... test_accumulate_values
+#   on every rank (2 and 3 ranks, different batch sizes, momentum) ..... both
+
+@judge.probe("test_accumulate_values")
+def probe_accum_values(seed):
+    cases = _j5_accum_cases(seed)
+    visible_res = P.launch(P.accumulation_worker, world_size=2, args=(train_accumulated, EX52C_MICRO, 2, 0.5),
+                           timeout=90)
+    return {"visible": visible_res, "cases": _j5_run_accum(cases)}
+
+
+def check_accum_values(g_ranks, r_ranks, label):
+    for rank, (g, r) in enumerate(zip(g_ranks, r_ranks)):
+        res = g["result"]
+        C.check_type(res, list, f"train_accumulated(...) on rank {rank} ({label})", hint="return a list of Python floats")
+        C.check_equal(len(res), len(r["result"]), f"number of group losses on rank {rank} ({label})",
+                      hint="one loss per optimizer step: groups of accum_steps, the last one may be shorter")
+        for i, (v, w) in enumerate(zip(res, r["result"])):
+            C.check_float(v, w, f"group loss {i} on rank {rank} ({label})", rel=1e-9, abs_tol=1e-12,
+                          hint="the mean of the group's unscaled micro-batch losses")
+        for k, (p, q) in enumerate(zip(g["params"], r["params"])):
+            C.check_close(p, q, f"parameter {k} on rank {rank} after training ({label})", rtol=1e-9, atol=1e-12,
+                          hint="backpropagate loss / (size of this group); optimizer.step() and zero_grad() once per group")
+
+
+@probe_accum_values.verdict
+def _(got, ref):
+    with visible():
+        check_accum_values(got["visible"], ref["visible"], "visible example")
+    for g, r in zip(got["cases"], ref["cases"]):
+        check_accum_values(g["ranks"], r["ranks"], r["name"])
+
+
+@judge.probe("test_accumulate_one_allreduce")
+def probe_accum_allreduce(seed):
+    cases = _j5_accum_cases(seed + 1)
+    visible_res = P.launch(P.accumulation_worker, world_size=2, args=(train_accumulated, EX52C_MICRO, 2, 0.5),
+                           timeout=90)
+    return {"visible": visible_res, "cases": _j5_run_accum(cases)}
+
+
+def check_accum_comm(g_ranks, r_ranks, label):
+    for rank, (g, r) in enumerate(zip(g_ranks, r_ranks)):
+        C.check_equal(g["calls"], r["calls"], f"gradient all-reduces on rank {rank} ({label})",
+                      hint="one per group: forward and backward of all but the group's last micro-batch inside "
+                           "model.no_sync() (the forward decides whether the backward syncs)")
+        C.check_true(g["grads_cleared"] is True, f"gradients are not clear after train_accumulated on rank {rank} ({label})",
+                     hint="optimizer.zero_grad() after every optimizer.step()")
+
+
+@probe_accum_allreduce.verdict
+def _(got, ref):
+    with visible():
+        check_accum_comm(got["visible"], ref["visible"], "visible example")
+    for g, r in zip(got["cases"], ref["cases"]):
+        check_accum_comm(g["ranks"], r["ranks"], r["name"])
+
+
+# --- Exercise 5.3 · train_epoch and evaluate -------------------------------------------------------------
+# clause -> test
+#   train_epoch: zero_grad, forward, CE, backward, step per batch ....... test_train_epoch_values
+#   per-batch losses as Python floats .................................... test_train_epoch_values
+#   nothing holding a graph outlives its step (5 vs 50 batches) ......... test_train_epoch_no_growth
+#   evaluate: mean per-sample CE (batches of different sizes), a float .. test_evaluate_value
+#   in evaluation mode (Dropout off, BN running stats, not updated) ..... test_evaluate_value, test_evaluate_modes
+#   no autograd graph; no .grad touched ................................. test_evaluate_no_graph
+#   every submodule's mode restored, mixed modes, even if the loop raises test_evaluate_modes
+
+@judge.probe("test_train_epoch_values")
+def probe_train_values(seed):
+    m = make_mlp(0)
+    visible_losses = train_epoch(m, L.make_batches(4, seed=1), torch.optim.SGD(m.parameters(), lr=0.1))
+    cases = []
+    g = torch.Generator().manual_seed(seed)
+    uneven = [(torch.randn(bs, 6, generator=g, dtype=torch.float64), torch.randint(0, 3, (bs,), generator=g))
+              for bs in (7, 7, 3)]
+    specs = [(7, L.make_batches(6, batch_size=5, seed=seed % 1000 + 7, dtype=torch.float64), 0.2, 0.9),
+             (8, L.make_batches(3, batch_size=5, seed=seed % 1000 + 8, dtype=torch.float64), 0.05, 0.0),
+             (9, uneven, 0.1, 0.5)]
+    for s, batches, lr, mom in specs:
+        m = make_mlp(s, torch.float64)
+        losses = train_epoch(m, batches, torch.optim.SGD(m.parameters(), lr=lr, momentum=mom))
+        cases.append({"losses": losses, "params": [p.detach().clone() for p in m.parameters()]})
+    return {"visible": visible_losses, "cases": cases}
+
+
+def check_loss_list(g, r, label, hint):
+    C.check_type(g, list, f"train_epoch(...) ({label})")
+    C.check_equal(len(g), len(r), f"number of losses ({label})", hint="one loss per batch")
+    for i, (v, w) in enumerate(zip(g, r)):
+        C.check_float(v, w, f"loss of batch {i} ({label})", rel=1e-9 if label != "visible" else 1e-5,
+                      abs_tol=1e-12 if label != "visible" else 1e-6, hint=hint)
+
+
+@probe_train_values.verdict
+def _(got, ref):
+    hint = "zero_grad, forward, cross_entropy, backward, step, in that order, once per batch; append loss.item()"
+    with visible():
+        check_loss_list(got["visible"], ref["visible"], "visible", hint)
+    for j, (g, r) in enumerate(zip(got["cases"], ref["cases"])):
+        check_loss_list(g["losses"], r["losses"], f"float64 case {j}", hint)
+        for k, (p, q) in enumerate(zip(g["params"], r["params"])):
+            C.check_close(p, q, f"parameter {k} after the epoch (case {j})", rtol=1e-9, atol=1e-12, hint=hint)
+
+
+@judge.probe("test_train_epoch_no_growth")
+def probe_train_growth(seed):
+    m = make_mlp(0)
+    opt = torch.optim.SGD(m.parameters(), lr=0.1)
+    visible_run = L.run_probed(train_epoch, m, L.make_batches(5, seed=2), opt, optimizer=opt)
+    runs = {}
+    for nb in (5, 50):
+        m = make_mlp(3)
+        opt = torch.optim.SGD(m.parameters(), lr=0.05)
+        run = L.run_probed(train_epoch, m, L.make_batches(nb, batch_size=4, seed=nb + seed % 100), opt, optimizer=opt)
+        runs[nb] = {"nodes": run["nodes"], "final": run["final_nodes"]}
+    return {"visible_final": visible_run["final_nodes"], "runs": runs}
+
+
+@probe_train_growth.verdict
+def _(got, ref):
+    with visible():
+        C.check_equal(got["visible_final"], 0, "graph nodes still reachable after train_epoch returned",
+                      hint="the returned list holds tensors with a graph: use loss.item()")
+    for nb in (5, 50):
+        g, r = got["runs"][nb], ref["runs"][nb]
+        C.check_equal(len(g["nodes"]), len(r["nodes"]), f"optimizer steps for {nb} batches",
+                      hint="one optimizer.step() per batch")
+        C.check_equal(g["final"], 0, f"graph nodes reachable after train_epoch returned ({nb} batches)",
+                      hint="return Python floats (loss.item())")
+    p5, p50 = max(got["runs"][5]["nodes"], default=0), max(got["runs"][50]["nodes"], default=0)
+    C.check_true(p50 <= p5, f"the live graph grows with the number of batches: peak {p5} nodes for 5 batches, {p50} for 50",
+                 hint="something accumulates the loss tensor (total += loss, or a list of losses): accumulate loss.item()")
+
+
+@judge.probe("test_evaluate_value")
+def probe_eval_value(seed):
+    m = make_net(0)
+    visible_value = evaluate(m, L.make_batches(3, seed=4))
+    g = torch.Generator().manual_seed(seed)
+    batches = [(torch.randn(bs, 6, generator=g, dtype=torch.float64), torch.randint(0, 3, (bs,), generator=g))
+               for bs in (7, 7, 3)]
+    m = make_net(9, torch.float64, p=0.9)
+    rm_before = (m[1].running_mean.clone(), m[1].running_var.clone(), int(m[1].num_batches_tracked))
+    first = evaluate(m, batches)
+    second = evaluate(m, batches)
+    loader = DataLoader(TensorDataset(torch.cat([x for x, _ in batches]), torch.cat([y for _, y in batches])),
+                        batch_size=5)
+    m2 = make_net(10, torch.float64, p=0.5)
+    via_loader = evaluate(m2, loader)
+    return {"visible": visible_value, "first": first, "second": second, "rm_before": rm_before,
+            "rm_after": (m[1].running_mean.clone(), m[1].running_var.clone(), int(m[1].num_batches_tracked)),
+            "loader": via_loader}
+
+
+@probe_eval_value.verdict
+def _(got, ref):
+    hint = "model.eval() for the loop (Dropout off, BatchNorm on its running statistics); sum over samples / count"
+    with visible():
+        C.check_float(got["visible"], ref["visible"], "evaluate(make_net(0), batches)", rel=1e-5, abs_tol=1e-6, hint=hint)
+    C.check_float(got["first"], ref["first"], "evaluate(...) on float64 batches of 7, 7 and 3 rows", rel=1e-9,
+                  abs_tol=1e-12, hint="mean over samples, not the mean of batch means (the last batch is smaller); "
+                                      "and in eval mode")
+    C.check_float(got["second"], ref["second"], "a second evaluate(...) of the same model", rel=1e-9, abs_tol=1e-12,
+                  hint="the same model on the same data must give the same value: no Dropout, no BatchNorm update")
+    for k, name in enumerate(("running_mean", "running_var")):
+        C.check_close(got["rm_after"][k], ref["rm_before"][k], f"BatchNorm {name} after evaluate",
+                      hint="a training-mode forward updates BatchNorm's running statistics: use model.eval()")
+    C.check_equal(got["rm_after"][2], ref["rm_before"][2], "BatchNorm num_batches_tracked after evaluate",
+                  hint="model.eval() before the loop")
+    C.check_float(got["loader"], ref["loader"], "evaluate(...) over a DataLoader with batch_size=5", rel=1e-9,
+                  abs_tol=1e-12, hint=hint)
+
+
+@judge.probe("test_evaluate_no_graph")
+def probe_eval_no_graph(seed):
+    m = make_mlp(0)
+    visible_saved = L.run_probed(evaluate, m, L.make_batches(5, seed=5), model=m)["saved_packed"]
+    rows = []
+    for nb in (2, 20):
+        m = make_mlp(10 + nb)
+        run = L.run_probed(evaluate, m, L.make_batches(nb, seed=60 + nb + seed % 100), model=m)
+        rows.append({"nb": nb, "saved": run["saved_packed"], "final": run["final_nodes"],
+                     "grads_none": all(p.grad is None for p in m.parameters())})
+    m = make_net(4)
+    g = torch.Generator().manual_seed(seed)
+    stale = [torch.randn(p.shape, generator=g) for p in m.parameters()]
+    for p, s in zip(m.parameters(), stale):
+        p.grad = s.clone()
+    run = L.run_probed(evaluate, m, L.make_batches(3, seed=seed % 100), model=m)
+    return {"visible": visible_saved, "rows": rows, "bn_saved": run["saved_packed"], "stale": stale,
+            "grads_after": [None if p.grad is None else p.grad.clone() for p in m.parameters()]}
+
+
+@probe_eval_no_graph.verdict
+def _(got, ref):
+    with visible():
+        C.check_equal(got["visible"], 0, "tensors saved for backward during evaluate",
+                      hint="wrap the loop in `with torch.no_grad():` (or torch.inference_mode())")
+    for row in got["rows"]:
+        C.check_equal(row["saved"], 0, f"tensors saved for backward during evaluate ({row['nb']} batches)",
+                      hint="no graph at all: torch.no_grad() around the whole loop")
+        C.check_equal(row["final"], 0, f"graph nodes reachable after evaluate returned ({row['nb']} batches)")
+        C.check_true(row["grads_none"] is True, f"evaluate set .grad on the parameters ({row['nb']} batches)",
+                     hint="evaluate must not call backward")
+    C.check_equal(got["bn_saved"], 0, "tensors saved for backward while evaluating a model with BatchNorm and Dropout")
+    for k, (g, s) in enumerate(zip(got["grads_after"], ref["stale"])):
+        C.check_true(g is not None, f"evaluate cleared the gradient of parameter {k}",
+                     hint="evaluate must leave .grad alone (no zero_grad, no backward)")
+        C.check_close(g, s, f"gradient of parameter {k} after evaluate", hint="evaluate must leave .grad alone")
+
+
+@judge.probe("test_evaluate_modes")
+def probe_eval_modes(seed):
+    cases = {}
+    for key, mode in (("train", True), ("eval", False)):
+        m = make_net(1).train(mode)
+        before = _j5_modes(m)
+        evaluate(m, L.make_batches(2, seed=6))
+        cases[key] = {"before": before, "after": _j5_modes(m)}
+    m = make_net(2 + seed % 50)
+    m[1].eval()  # a frozen BatchNorm inside a model that is training
+    before = _j5_modes(m)
+    seen = []
+    hooks = [mod.register_forward_pre_hook(lambda mod, inp: seen.append(mod.training)) for mod in m.modules()]
+    try:
+        evaluate(m, L.make_batches(3, seed=7))
+    finally:
+        for h in hooks:
+            h.remove()
+    cases["mixed"] = {"before": before, "after": _j5_modes(m), "during": sorted(set(seen))}
+
+    def broken_loader():
+        for i, batch in enumerate(L.make_batches(4, seed=8)):
+            if i == 2:
+                raise ValueError("the loader broke")
+            yield batch
+
+    m = make_net(3)
+    m[3].eval()
+    before = _j5_modes(m)
+    try:
+        evaluate(m, broken_loader())
+        raised = None
+    except ValueError as err:
+        raised = str(err)
+    cases["raising"] = {"before": before, "after": _j5_modes(m), "raised": raised}
+    return cases
+
+
+@probe_eval_modes.verdict
+def _(got, ref):
+    for key, label in (("train", "a model in train mode"), ("eval", "a model in eval mode")):
+        with visible():
+            C.check_equal(sorted({t for _, t in got[key]["after"]}), sorted({t for _, t in ref[key]["before"]}),
+                          f"the modules' training flags after evaluate on {label}",
+                          hint="remember the mode before model.eval(), and restore it before returning")
+    C.check_equal(got["mixed"]["during"], [False], "the modules' training flags seen by forward during evaluate",
+                  hint="every module in eval() during the loop: model.eval()")
+    C.check_equal(got["mixed"]["after"], ref["mixed"]["before"],
+                  "every module's training flag after evaluate, for a training model with a frozen BatchNorm in eval()",
+                  hint="model.train() after the loop puts the frozen BatchNorm into training mode: "
+                       "restore each module's own flag")
+    C.check_equal(got["raising"]["raised"], ref["raising"]["raised"],
+                  "the exception raised by evaluate when the loader raises",
+                  hint="let the loader's exception reach the caller (do not swallow it)")
+    C.check_equal(got["raising"]["after"], ref["raising"]["before"],
+                  "every module's training flag after evaluate, when the loader raised mid-way",
+                  hint="restore the modes in a finally: block")
+
+
+# --- Exercise 5.4 · tbptt_train --------------------------------------------------------------------------
+# clause -> test
+#   state: a tensor (TinyRNN) or a tuple (TinyLSTM) .................... all three (LSTM cases)
+#   chunks of chunk_len, last shorter, chunk_len >= T ................... test_tbptt_losses
+#   start from state if given, else init_state ......................... test_tbptt_state
+#   zero_grad, mean of step MSEs, backward, step, loss.item() ........... test_tbptt_losses
+#   gradients within a chunk, not across (every tensor detached) ........ test_tbptt_losses, test_tbptt_graph_constant
+#   no gradient into the state passed in ................................ test_tbptt_state
+#   returns (losses, final state detached, same structure) .............. test_tbptt_state
+#   continuation: two calls == one call ................................. test_tbptt_state
+#   sequence not modified ............................................... test_tbptt_state
+
+@judge.probe("test_tbptt_losses")
+def probe_tbptt_losses(seed):
+    torch.manual_seed(0)
+    rnn = L.TinyRNN(n_in=3, n_hidden=8)
+    vis = tbptt_train(rnn, torch.randn(11, 2, 3), 4, torch.optim.SGD(rnn.parameters(), lr=0.0))
+    specs = [("TinyRNN", 20, 6, "sgd"), ("TinyRNN", 9, 3, "sgd"), ("TinyRNN", 5, 8, "sgd"),
+             ("TinyLSTM", 17, 5, "sgd"), ("TinyLSTM", 12, 4, "adam")]
+    cases = []
+    for j, (kind, T, cl, opt_name) in enumerate(specs):
+        torch.manual_seed(seed % 10000 + 57 + j)
+        model = getattr(L, kind)(n_in=3, n_hidden=6).double()
+        seq = torch.randn(T + 1, 2, 3, dtype=torch.float64)
+        opt = (torch.optim.SGD(model.parameters(), lr=0.3) if opt_name == "sgd"
+               else torch.optim.Adam(model.parameters(), lr=1e-2))
+        out = tbptt_train(model, seq, cl, opt)
+        cases.append({"label": f"{kind}, T = {T}, chunk_len = {cl}",
+                      "losses": out[0] if isinstance(out, tuple) and len(out) == 2 else out})
+    return {"visible": vis[0] if isinstance(vis, tuple) and len(vis) == 2 else vis, "cases": cases}
+
+
+def check_chunk_losses(g, r, label, rel, abs_tol=1e-12):
+    C.check_type(g, list, f"losses ({label})", hint="return (losses, state), losses a list of floats")
+    C.check_equal(len(g), len(r), f"number of chunks ({label})",
+                  hint="range(0, T, chunk_len): the last chunk may be shorter, and chunk_len >= T is one chunk")
+    for i, (v, w) in enumerate(zip(g, r)):
+        C.check_float(v, w, f"loss of chunk {i} ({label})", rel=rel, abs_tol=abs_tol,
+                      hint="detach the state once per chunk (every tensor of it), not at every step; "
+                           "chunk loss = mean of the step MSEs")
+
+
+@probe_tbptt_losses.verdict
+def _(got, ref):
+    with visible():
+        check_chunk_losses(got["visible"], ref["visible"], "visible: TinyRNN, T = 10, chunk_len = 4, lr = 0", 1e-5, 1e-7)
+    for g, r in zip(got["cases"], ref["cases"]):
+        check_chunk_losses(g["losses"], r["losses"], r["label"], 1e-8)
+
+
+@judge.probe("test_tbptt_graph_constant")
+def probe_tbptt_graph(seed):
+    torch.manual_seed(1)
+    rnn = L.TinyRNN(n_in=3, n_hidden=8)
+    opt = torch.optim.SGD(rnn.parameters(), lr=0.1)
+    visible_nodes = L.run_probed(tbptt_train, rnn, torch.randn(17, 2, 3), 4, opt, optimizer=opt)["nodes"]
+    rows = []
+    for j, (kind, T, cl) in enumerate((("TinyLSTM", 30, 5), ("TinyRNN", 23, 5), ("TinyLSTM", 14, 3))):
+        torch.manual_seed(seed % 10000 + 59 + j)
+        model = getattr(L, kind)(n_in=2, n_hidden=5)
+        opt = torch.optim.SGD(model.parameters(), lr=0.05)
+        seq = torch.randn(T + 1, 3, 2)
+        rows.append({"label": f"{kind}, T = {T}, chunk_len = {cl}", "full_chunks": T // cl,
+                     "nodes": L.run_probed(tbptt_train, model, seq, cl, opt, optimizer=opt)["nodes"]})
+    return {"visible": visible_nodes, "rows": rows}
+
+
+def check_constant(nodes, n_steps, full, label):
+    C.check_equal(len(nodes), n_steps, f"optimizer steps ({label})", hint="one optimizer.step() per chunk")
+    head = nodes[:full]
+    C.check_true(max(head) == min(head),
+                 f"graph nodes alive at each optimizer step change from chunk to chunk ({label}): {nodes}",
+                 hint="detach the whole state between chunks (an LSTM carries h and c) so each chunk's graph starts fresh")
+
+
+@probe_tbptt_graph.verdict
+def _(got, ref):
+    with visible():
+        check_constant(got["visible"], len(ref["visible"]), len(ref["visible"]), "visible: TinyRNN, T = 16, chunk_len = 4")
+    for g, r in zip(got["rows"], ref["rows"]):
+        check_constant(g["nodes"], len(r["nodes"]), r["full_chunks"], r["label"])
+
+
+@judge.probe("test_tbptt_state")
+def probe_tbptt_state(seed):
+    def describe_state(s):
+        if isinstance(s, torch.Tensor):
+            return {"kind": "tensor", "tensors": [s.detach().clone()], "grad_fn": [s.grad_fn is not None]}
+        if isinstance(s, tuple):
+            return {"kind": f"tuple of {len(s)}", "tensors": [t.detach().clone() if isinstance(t, torch.Tensor) else None
+                                                              for t in s],
+                    "grad_fn": [getattr(t, "grad_fn", None) is not None for t in s]}
+        return {"kind": type(s).__name__, "tensors": [], "grad_fn": []}
+
+    def call(model, seq, cl, state=None):
+        opt = torch.optim.SGD(model.parameters(), lr=0.0)
+        out = tbptt_train(model, seq, cl, opt) if state is None else tbptt_train(model, seq, cl, opt, state=state)
+        if not (isinstance(out, tuple) and len(out) == 2):
+            return {"losses": None, "state": describe_state(None)}
+        return {"losses": out[0], "state": describe_state(out[1]), "raw": out[1]}
+
+    torch.manual_seed(2)
+    rnn = L.TinyRNN(n_in=3, n_hidden=8)
+    vis = call(rnn, torch.randn(13, 2, 3), 5)
+    vis.pop("raw", None)
+    torch.manual_seed(seed % 10000 + 61)
+    lstm = L.TinyLSTM(n_in=3, n_hidden=6).double()
+    seq = torch.randn(19, 2, 3, dtype=torch.float64)   # T = 18
+    seq_copy = seq.clone()
+    g = torch.Generator().manual_seed(seed)
+    h0 = (torch.randn(2, 6, generator=g, dtype=torch.float64), torch.randn(2, 6, generator=g, dtype=torch.float64))
+    h0_leaf = (h0[0].clone().requires_grad_(True), h0[1].clone().requires_grad_(True))
+    whole = call(lstm, seq, 4)
+    first = call(lstm, seq[:9], 4)                       # a = 8, a multiple of chunk_len
+    second = call(lstm, seq[8:], 4, state=first.pop("raw", None))
+    given = call(lstm, seq, 4, state=h0_leaf)
+    for d in (whole, given, second):
+        d.pop("raw", None)
+    return {"visible": vis, "whole": whole, "first": first, "second": second, "given": given,
+            "seq_changed": not torch.equal(seq, seq_copy),
+            "h0_grads": [t.grad is not None and bool(t.grad.abs().sum() > 0) for t in h0_leaf]}
+
+
+def check_state(g, r, label, rtol=1e-6, atol=1e-8):
+    C.check_true(g["losses"] is not None, f"tbptt_train(...) ({label}) did not return a (losses, state) pair",
+                 hint="return losses, state")
+    C.check_equal(g["state"]["kind"], r["state"]["kind"], f"structure of the returned state ({label})",
+                  hint="return the state as the model gives it: a tensor for TinyRNN, a tuple (h, c) for TinyLSTM")
+    for k, (has_fn, t, want) in enumerate(zip(g["state"]["grad_fn"], g["state"]["tensors"], r["state"]["tensors"])):
+        C.check_true(has_fn is False, f"tensor {k} of the returned state still has a grad_fn ({label})",
+                     hint="detach the state you return: it would keep the last chunk's graph alive")
+        C.check_close(t, want, f"tensor {k} of the returned state ({label})", rtol=rtol, atol=atol,
+                      hint="the state after the last step of the last chunk")
+
+
+@probe_tbptt_state.verdict
+def _(got, ref):
+    with visible():
+        check_state(got["visible"], ref["visible"], "visible: TinyRNN, lr = 0", rtol=1e-5, atol=1e-6)
+    check_state(got["whole"], ref["whole"], "TinyLSTM, T = 18, chunk_len = 4")
+    check_state(got["first"], ref["first"], "TinyLSTM, first 8 steps")
+    check_state(got["second"], ref["second"], "TinyLSTM, steps 8 to 18, continuing from the first call's state")
+    both = (got["first"]["losses"] or []) + (got["second"]["losses"] or [])
+    C.check_equal(len(both), len(ref["whole"]["losses"]), "number of chunks over the two calls")
+    for i, (v, w) in enumerate(zip(both, ref["whole"]["losses"])):
+        C.check_float(v, w, f"loss of chunk {i}, over two calls that pass the state on", rel=1e-8, abs_tol=1e-12,
+                      hint="start from the `state` argument when it is given (instead of init_state)")
+    check_state(got["given"], ref["given"], "TinyLSTM started from a given random state")
+    for i, (v, w) in enumerate(zip(got["given"]["losses"] or [], ref["given"]["losses"])):
+        C.check_float(v, w, f"loss of chunk {i}, starting from a given state", rel=1e-8, abs_tol=1e-12,
+                      hint="start from the `state` argument when it is given")
+    C.check_equal(got["h0_grads"], [False, False], "gradient reached the state passed in (h0, c0 have a .grad)",
+                  hint="detach the incoming state too: gradients stay inside each chunk")
+    C.check_equal(got["seq_changed"], False, "sequence modified by tbptt_train", hint="do not write into `sequence`")
+
+
+# --- Exercise 5.5 · preflight -----------------------------------------------------------------------------
+# clause -> test
+#   bn_not_synced: distributed, a non-Sync BatchNorm at any depth ....... test_preflight_bn (+ clean)
+#   sampler_not_distributed: distributed, map-style, not a DistributedSampler test_preflight_loader (+ clean)
+#   ... an IterableDataset is not flagged ................................ test_preflight_loader
+#   pin_memory_without_cuda ............................................... test_preflight_loader
+#   unused_parameters (from no gradients; frozen ones do not count) ...... test_preflight_unused (+ clean)
+#   each code at most once; [] for clean setups (num_workers=0 is fine) .. test_preflight_clean, all
+#   model left exactly as found: params, buffers, grads, mode ........... test_preflight_unused
+
+@judge.shared
+def _j5_stream_loader(n=8):
+    class _Stream(torch.utils.data.IterableDataset):
+        def __iter__(self):
+            g = torch.Generator().manual_seed(n)
+            for _ in range(n):
+                yield torch.randn(4, generator=g), int(torch.randint(0, 2, (1,), generator=g))
+
+    return DataLoader(_Stream(), batch_size=4)
+
+
+@judge.probe("test_preflight_clean")
+def probe_preflight_clean(seed):
+    torch.manual_seed(seed)
+    clean = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+    visible_rows = [preflight(clean, make_loader(distributed_rank=0), True), preflight(clean, make_loader(), False)]
+    frozen = nn.Sequential(nn.Linear(4, 4), nn.Linear(4, 2))
+    frozen[0].requires_grad_(False)
+    setups = [
+        ("BatchNorm, not distributed, 1 worker", nn.Sequential(nn.Linear(4, 6), nn.BatchNorm1d(6), nn.Tanh(), nn.Linear(6, 1)),
+         make_loader(12, 1, seed=1), False),
+        ("distributed with a DistributedSampler", nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 3)),
+         make_loader(8, seed=2, distributed_rank=1), True),
+        ("frozen first layer, distributed", frozen, make_loader(8, seed=3, distributed_rank=0), True),
+        ("SyncBatchNorm, distributed", nn.SyncBatchNorm.convert_sync_batchnorm(
+            nn.Sequential(nn.Linear(4, 6), nn.BatchNorm1d(6), nn.Linear(6, 2))), make_loader(8, seed=4, distributed_rank=0), True),
+        ("an IterableDataset, distributed", nn.Linear(4, 2), _j5_stream_loader(), True),
+    ]
+    if torch.cuda.is_available():
+        setups.append(("pin_memory with CUDA", nn.Linear(4, 2), make_loader(8, pin_memory=True, seed=5), False))
+    rows = [(label, preflight(m, ld, dist_)) for label, m, ld, dist_ in setups]
+    return {"visible": visible_rows, "rows": rows}
+
+
+def codes(g, label):
+    C.check_type(g, list, f"preflight(...) for {label}", hint="return a list of code strings")
+    C.check_true(all(type(c) is str for c in g), f"preflight(...) for {label} returned {C.describe(g)}: not all strings")
+    return sorted(g)
+
+
+def check_code_rows(g_rows, r_rows, hint):
+    for (label, g), (_, r) in zip(g_rows, r_rows):
+        C.check_equal(codes(g, label), sorted(r), f"codes for {label} (sorted)", hint=hint)
+
+
+@probe_preflight_clean.verdict
+def _(got, ref):
+    with visible():
+        for g, r, label in zip(got["visible"], ref["visible"], ("a clean distributed setup", "a clean single-process setup")):
+            C.check_equal(codes(g, label), sorted(r), f"codes for {label}",
+                          hint="num_workers=0 is not flagged; the sampler only matters when distributed")
+    check_code_rows(got["rows"], ref["rows"],
+                    "frozen parameters (requires_grad=False) are not 'unused'; BatchNorm is fine when not distributed; "
+                    "SyncBatchNorm is a subclass of _BatchNorm; an IterableDataset shards itself")
+
+
+@judge.probe("test_preflight_loader")
+def probe_preflight_loader(seed):
+    lin = nn.Linear(4, 2)
+    visible_rows = [preflight(lin, make_loader(), True), preflight(lin, make_loader(pin_memory=True), False)]
+    rows = []
+    for label, ld, dist_ in (("a plain loader, distributed", make_loader(8, seed=seed % 100), True),
+                             ("a shuffling plain loader, distributed",
+                              DataLoader(make_loader(8, seed=1).dataset, batch_size=4, shuffle=True), True),
+                             ("a DistributedSampler loader, distributed", make_loader(8, seed=2, distributed_rank=1), True),
+                             ("a plain loader, not distributed", make_loader(8, seed=3), False),
+                             ("an IterableDataset, distributed", _j5_stream_loader(), True),
+                             ("pin_memory=True, DistributedSampler, distributed",
+                              make_loader(8, pin_memory=True, seed=4, distributed_rank=0), True),
+                             ("pin_memory=True, plain loader, distributed", make_loader(8, pin_memory=True, seed=5), True),
+                             ("pin_memory=True, 1 worker, not distributed", make_loader(8, 1, pin_memory=True, seed=6), False)):
+        m = nn.Sequential(nn.Linear(4, 5), nn.ReLU(), nn.Linear(5, 2))
+        rows.append((label, preflight(m, ld, dist_)))
+    return {"visible": visible_rows, "rows": rows}
+
+
+@probe_preflight_loader.verdict
+def _(got, ref):
+    with visible():
+        C.check_equal(codes(got["visible"][0], "a plain loader"), sorted(ref["visible"][0]),
+                      "codes for a plain loader under distributed training",
+                      hint="each rank would iterate over the whole dataset: look at loader.sampler")
+        C.check_equal(codes(got["visible"][1], "pin_memory=True"), sorted(ref["visible"][1]), "codes for pin_memory=True")
+    check_code_rows(got["rows"], ref["rows"],
+                    "sampler_not_distributed only when distributed and the dataset is map-style; "
+                    "pin_memory only matters without CUDA; each code at most once")
+
+
+@judge.probe("test_preflight_bn")
+def probe_preflight_bn(seed):
+    bn = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.Linear(8, 2))
+    visible_row = preflight(bn, make_loader(distributed_rank=1), True)
+    nested = nn.Sequential(nn.Linear(4, 4), nn.Sequential(nn.ReLU(), nn.Sequential(nn.Linear(4, 3), nn.BatchNorm1d(3))))
+
+    class Conv(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.blocks = nn.ModuleList([nn.Sequential(nn.Conv2d(1, 2, 1), nn.BatchNorm2d(2))])
+            self.head = nn.Linear(2, 2)
+
+        def forward(self, x):
+            h = x.view(-1, 1, 2, 2)
+            for b in self.blocks:
+                h = b(h)
+            return self.head(h.mean((2, 3)))
+
+    two_bn = nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4), nn.Linear(4, 4), nn.BatchNorm1d(4), nn.Linear(4, 2))
+    conv = nn.SyncBatchNorm.convert_sync_batchnorm(nn.Sequential(nn.Linear(4, 6), nn.BatchNorm1d(6), nn.Linear(6, 2)))
+    rows = []
+    for label, m, dist_ in (("a nested BatchNorm1d, distributed", nested, True),
+                            ("a BatchNorm2d inside a ModuleList, distributed", Conv(), True),
+                            ("two BatchNorm layers, distributed (one code)", two_bn, True),
+                            ("SyncBatchNorm, distributed", conv, True),
+                            ("a nested BatchNorm1d, not distributed", nested, False)):
+        rows.append((label, preflight(m, make_loader(8, seed=5 + seed % 50, distributed_rank=0), dist_)))
+    return {"visible": visible_row, "rows": rows}
+
+
+@probe_preflight_bn.verdict
+def _(got, ref):
+    with visible():
+        C.check_equal(codes(got["visible"], "BatchNorm + distributed"), sorted(ref["visible"]),
+                      "codes for BatchNorm + distributed")
+    check_code_rows(got["rows"], ref["rows"],
+                    "look at model.modules() (any depth); exclude SyncBatchNorm; only when distributed; each code once")
+
+
+@judge.probe("test_preflight_unused")
+def probe_preflight_unused(seed):
+    import copy as _copy
+
+    def snapshot(m):
+        return {"state": {k: v.clone() for k, v in m.state_dict().items()},
+                "grads": [None if p.grad is None else p.grad.clone() for p in m.parameters()],
+                "modes": _j5_modes(m)}
+
+    m = TwoHeads(use_bn=True)
+    vis_before = snapshot(m)
+    vis_codes = preflight(m, make_loader(), False)
+    vis_after = snapshot(m)
+    torch.manual_seed(seed % 10000 + 62)
+    g = torch.Generator().manual_seed(seed)
+    cases = []
+    stale = TwoHeads(use_bn=True)
+    for p in stale.parameters():
+        p.grad = torch.randn(p.shape, generator=g)
+    frozen = TwoHeads()
+    frozen.aux.requires_grad_(False)
+    evalm = TwoHeads(use_bn=True).eval()
+    for label, m, ld, dist_ in (("TwoHeads(use_bn=True) with stale gradients", stale, make_loader(8, seed=8), False),
+                                ("TwoHeads with the unused head frozen", frozen, make_loader(8, seed=9), False),
+                                ("TwoHeads(), plain loader", TwoHeads(), make_loader(8, seed=10), False),
+                                ("TwoHeads(use_bn=True) in eval mode", evalm, make_loader(8, seed=11), False)):
+        before = snapshot(m)
+        found = preflight(m, ld, dist_)
+        cases.append({"label": label, "codes": found, "before": before, "after": snapshot(m)})
+    return {"visible": {"codes": vis_codes, "before": vis_before, "after": vis_after}, "cases": cases}
+
+
+def check_untouched(g_after, r_before, label, modes=True):
+    for k, v in r_before["state"].items():
+        C.check_true(k in g_after["state"], f"model.state_dict() lost {k!r} ({label})")
+        C.check_close(g_after["state"][k], v, f"model.state_dict()['{k}'] after preflight ({label})",
+                      hint="a training-mode forward updates BatchNorm's running statistics: probe a copy of the model")
+    for i, (g, r) in enumerate(zip(g_after["grads"], r_before["grads"])):
+        if r is None:
+            C.check_true(g is None, f"preflight left a gradient on parameter {i} ({label})",
+                         hint="run the test backward on a copy of the model (copy.deepcopy)")
+        else:
+            C.check_true(g is not None, f"preflight cleared the existing gradient of parameter {i} ({label})",
+                         hint="the model's gradients must survive: probe a copy instead of calling zero_grad on it")
+            C.check_close(g, r, f"gradient of parameter {i} after preflight ({label})",
+                          hint="the model's gradients must be left as they were")
+    if modes:
+        C.check_equal(g_after["modes"], r_before["modes"], f"the modules' training flags after preflight ({label})",
+                      hint="do not call model.train() or model.eval() on the model itself")
+
+
+@probe_preflight_unused.verdict
+def _(got, ref):
+    with visible():
+        C.check_equal(codes(got["visible"]["codes"], "TwoHeads(use_bn=True)"), sorted(ref["visible"]["codes"]),
+                      "codes for TwoHeads(use_bn=True)")
+        check_untouched(got["visible"]["after"], ref["visible"]["before"], "visible TwoHeads(use_bn=True)", modes=False)
+    for g, r in zip(got["cases"], ref["cases"]):
+        C.check_equal(codes(g["codes"], r["label"]), sorted(r["codes"]), f"codes for {r['label']} (sorted)",
+                      hint="start the test backward from no gradients (stale ones hide an unused head); frozen "
+                           "parameters do not count")
+        check_untouched(g["after"], r["before"], r["label"])

@@ -1,0 +1,38 @@
+"""Its own logging.Handler on torch's loggers, a closure backend, and set_logs() restored in finally."""
+CELL = "break_report"
+SOURCE = '''
+import logging as _logging
+
+def break_report(fn, *args) -> dict:
+    """Return {"graphs", "breaks", "reasons", "fullgraph"} for one compiled call fn(*args), from a fresh cache."""
+    records, graphs = [], []
+
+    class _Keep(_logging.Handler):
+        def emit(self, record):
+            if record.name.endswith(".__graph_breaks"):
+                records.append(record.getMessage())
+
+    def backend(gm, example_inputs):
+        graphs.append(gm)
+        return gm
+
+    handler = _Keep()
+    torch._dynamo.reset()
+    torch._logging.set_logs(graph_breaks=True)
+    logger = _logging.getLogger("torch._dynamo")
+    logger.addHandler(handler)
+    try:
+        torch.compile(fn, backend=backend)(*args)
+    finally:
+        logger.removeHandler(handler)
+        torch._logging.set_logs()
+    torch._dynamo.reset()
+    fullgraph = True
+    try:
+        torch.compile(fn, backend="eager", fullgraph=True)(*args)
+    except Exception:
+        fullgraph = False
+    finally:
+        torch._dynamo.reset()
+    return dict(graphs=len(graphs), breaks=len(records), reasons=records, fullgraph=fullgraph)
+'''

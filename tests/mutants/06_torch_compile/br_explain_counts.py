@@ -1,0 +1,19 @@
+"""Takes graphs and breaks from explain's counts: misses a break before the first op, and says -1 for no ops."""
+CELL = "break_report"
+FAILS = ["test_break_report_counts", "test_break_report_repeat"]
+SOURCE = '''
+def break_report(fn, *args) -> dict:
+    """Return {"graphs", "breaks", "reasons", "fullgraph"} for one compiled call fn(*args), from a fresh cache."""
+    out = torch._dynamo.explain(fn)(*args)
+    torch._dynamo.reset()
+    with capture_logs("graph_breaks") as logs:
+        torch.compile(fn, backend="eager")(*args)
+    torch._dynamo.reset()
+    try:
+        torch.compile(fn, backend="eager", fullgraph=True)(*args)
+        ok = True
+    except Exception:
+        ok = False
+    torch._dynamo.reset()
+    return {"graphs": out.graph_count, "breaks": out.graph_break_count, "reasons": logs["graph_breaks"], "fullgraph": ok}
+'''

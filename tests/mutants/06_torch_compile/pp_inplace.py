@@ -1,0 +1,11 @@
+"""Zeroes the dropped entries of logits in place (masked_fill_), changing the caller's tensor."""
+CELL = "postprocess_fixed"
+FAILS = ["test_postprocess_values"]
+SOURCE = '''
+def postprocess_fixed(logits: torch.Tensor) -> torch.Tensor:
+    """Same values as postprocess(logits), traceable by Dynamo as one graph (no print, no .item(), no NumPy)."""
+    keep = logits > logits.mean()
+    scores = torch.where(logits > 0, logits * logits, 0.5 * logits)
+    logits.masked_fill_(~keep, 0.0)
+    return torch.where(keep, scores, logits)
+'''

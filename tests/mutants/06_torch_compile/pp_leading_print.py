@@ -1,0 +1,11 @@
+"""Logs before any op: explain reports one graph and no break, but the graph_breaks log (and fullgraph) see it."""
+CELL = "postprocess_fixed"
+FAILS = ["test_postprocess_one_graph", "test_postprocess_fullgraph"]
+SOURCE = '''
+def postprocess_fixed(logits: torch.Tensor) -> torch.Tensor:
+    """Same values as postprocess(logits), traceable by Dynamo as one graph (no print, no .item(), no NumPy)."""
+    print("postprocess_fixed: scoring", tuple(logits.shape))
+    keep = logits > logits.mean()
+    scores = torch.where(logits > 0, logits * logits, 0.5 * logits)
+    return torch.where(keep, scores, torch.zeros_like(scores))
+'''

@@ -1,0 +1,17 @@
+"""Forgets the min(1, ...): after the warmup the scale keeps growing."""
+CELL = "warmup_scale_fixed"
+FAILS = ["test_warmup_values", "test_warmup_one_graph"]
+SOURCE = '''
+class WarmupScaleFixed(torch.nn.Module):
+    """lin(x) * min(1, step / warmup), step counted in a tensor buffer "step": compiles once."""
+
+    def __init__(self, features: int, warmup: int):
+        super().__init__()
+        self.lin = torch.nn.Linear(features, features)
+        self.warmup = warmup
+        self.register_buffer("step", torch.zeros((), dtype=torch.long))
+
+    def forward(self, x):
+        self.step += 1
+        return self.lin(x) * (self.step / self.warmup)
+'''

@@ -1,0 +1,20 @@
+"""Registers one module-level tensor as every instance's buffer: instances share (and reset) one counter."""
+CELL = "warmup_scale_fixed"
+FAILS = ["test_warmup_state"]
+SOURCE = '''
+_SHARED_STEP = torch.zeros((), dtype=torch.long)
+
+class WarmupScaleFixed(torch.nn.Module):
+    """lin(x) * min(1, step / warmup), step counted in a tensor buffer "step": compiles once."""
+
+    def __init__(self, features: int, warmup: int):
+        super().__init__()
+        self.lin = torch.nn.Linear(features, features)
+        self.warmup = warmup
+        _SHARED_STEP.zero_()
+        self.register_buffer("step", _SHARED_STEP)
+
+    def forward(self, x):
+        self.step += 1
+        return self.lin(x) * torch.clamp(self.step / self.warmup, max=1.0)
+'''
