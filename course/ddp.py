@@ -124,6 +124,8 @@ def _worker(rank: int, world_size: int, port: int, fn: Callable, args: tuple, co
             status, payload = "ok", fn(rank, world_size, *args)
         finally:
             dist.destroy_process_group()
+    except NotImplementedError as err:  # an exercise stub: the parent re-raises it as it is (see launch)
+        status, payload = "notimpl", str(err)
     except BaseException:  # noqa: BLE001  (everything goes back to the parent)
         status, payload = "err", traceback.format_exc()
     try:
@@ -154,7 +156,8 @@ def launch(fn: Callable, world_size: int = 2, args: tuple = (), timeout: float =
     ``cuda:r``; pass ``method="spawn"``, since a forked child cannot use CUDA
     once the parent has initialised it). ``method`` is the start method
     (default :func:`start_method`). Raises
-    ``RuntimeError`` with the rank's traceback if a rank fails, and
+    ``RuntimeError`` with the rank's traceback if a rank fails (``NotImplementedError``, with its
+    message only, if the rank called an exercise stub, so the notebook shows "not done yet"), and
     ``TimeoutError`` after ``timeout`` seconds. Every rank is stopped before
     this returns or raises.
     """
@@ -189,6 +192,8 @@ def launch(fn: Callable, world_size: int = 2, args: tuple = (), timeout: float =
                             status, payload = pickle.loads(conns[r].recv_bytes())
                         except EOFError:
                             raise RuntimeError(f"rank {r} exited (code {procs[r].exitcode}) without a result")
+                        if status == "notimpl":
+                            raise NotImplementedError(payload)
                         if status != "ok":
                             raise RuntimeError(f"rank {r} failed:\n{payload}")
                         results[r] = payload

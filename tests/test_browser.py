@@ -178,6 +178,9 @@ def test_run_all_runs_every_cell_of_the_student_notebook(page, student, course, 
         errors = [o for o in c.get("outputs", []) if o.get("output_type") == "error"]
         if errors and "raises-exception" not in c.get("metadata", {}).get("tags", []):
             unexpected.append(f"{errors[0].get('ename')}: {errors[0].get('evalue', '')[:120]}")
+        elif errors:
+            tb = "\n".join(errors[0].get("traceback", []))
+            assert "course/checks.py" not in tb and len(tb) < 2000, f"a failure shows helper frames:\n{tb[:500]}"
     assert not unexpected, f"errors outside the test cells: {unexpected}"
     progress = code[-1]
     text = "".join("".join(o.get("text", "")) for o in progress.get("outputs", []))
@@ -185,10 +188,26 @@ def test_run_all_runs_every_cell_of_the_student_notebook(page, student, course, 
     print(f"[browser] {chapter}: Run All ran all {len(code)} code cells in {seconds:.1f} s")
 
 
+def truncated_copy(course, chapter: str, name: str, keep_through, edit=None) -> str:
+    """Write my_work/<chapter>/<name>: the student's notebook up to the first cell for which
+    ``keep_through(cell)`` is true (later cells dropped, to keep the browser tests short); return its path."""
+    nb = json.loads((course / "release" / chapter / f"{chapter}.ipynb").read_text())
+    nb["metadata"]["language_info"] = lab.kernel_language_info()
+    end = next(i for i, c in enumerate(nb["cells"]) if keep_through(c))
+    nb["cells"] = nb["cells"][:end + 1]
+    for c in nb["cells"]:
+        if edit:
+            edit(c)
+    (course / "my_work" / chapter / name).write_text(json.dumps(nb))
+    return f"{chapter}/{name}"
+
+
 def test_a_widget_reruns_when_moved(page, student, course):
-    open_notebook(page, student, "01_dynamic_graphs/01_dynamic_graphs.ipynb")
+    path = truncated_copy(course, "01_dynamic_graphs", "widget.ipynb",
+                          lambda c: c["cell_type"] == "code" and ".observe(" in "".join(c["source"]))
+    open_notebook(page, student, path)
     menu(page, "Run", "Run All Cells")
-    wait_until_done(page, course / "my_work" / "01_dynamic_graphs" / "01_dynamic_graphs.ipynb")
+    wait_until_done(page, course / "my_work" / path)
     slider = page.locator(".widget-slider, .jupyter-widgets.widget-hslider").first
     slider.scroll_into_view_if_needed()
     cell = page.locator(".jp-CodeCell", has=slider)
@@ -208,14 +227,16 @@ def test_a_widget_reruns_when_moved(page, student, course):
 def test_a_wrong_answer_shows_the_short_tutor_message(page, student, course):
     """Chapter 1 with a real student mistake typed in (sgd_step that never clears .grad)."""
     from course.grading import planner
-    nb = json.loads((course / "release" / "01_dynamic_graphs" / "01_dynamic_graphs.ipynb").read_text())
     wrong = next(v for v in planner.load_variants("01_dynamic_graphs", "mutant", REPO)
                  if v.cell == "sgd_step" and "test_sgd_step_no_accumulation" in v.fails)
-    nb["metadata"]["language_info"] = lab.kernel_language_info()
-    for c in nb["cells"]:
+
+    def type_in(c):
         if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "sgd_step":
             c["source"] = wrong.source
-    (course / "my_work" / "01_dynamic_graphs" / "wrong.ipynb").write_text(json.dumps(nb))
+
+    truncated_copy(course, "01_dynamic_graphs", "wrong.ipynb",
+                   lambda c: c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "test_sgd_step_no_accumulation",
+                   edit=type_in)
     open_notebook(page, student, "01_dynamic_graphs/wrong.ipynb")
     menu(page, "Run", "Run All Cells")
     wait_until_done(page, course / "my_work" / "01_dynamic_graphs" / "wrong.ipynb")
@@ -224,7 +245,7 @@ def test_a_wrong_answer_shows_the_short_tutor_message(page, student, course):
                 if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "test_sgd_step_no_accumulation")
     err = next(o for o in test["outputs"] if o.get("output_type") == "error")
     text = "\n".join(err["traceback"])
-    page.locator(".jp-CodeCell", has_text="gradients do not accumulate").first.scroll_into_view_if_needed()
+    page.locator(".jp-CodeCell", has_text="took two independent steps").first.scroll_into_view_if_needed()
     page.screenshot(path=str(SHOTS / "wrong-answer-message.png"))
     assert "Check failed" in text and "of this cell" in text, text
     assert "checks.py" not in text and "Traceback" not in text and len(err["traceback"]) <= 6, text

@@ -60,6 +60,18 @@ def test_a_failing_rank_raises_with_its_traceback_and_nothing_survives():
     assert _alive_children() == []
 
 
+def _stub(rank, world_size):
+    raise NotImplementedError("Exercise not done yet: write your solution here")
+
+
+def test_a_rank_calling_an_exercise_stub_raises_not_implemented_with_the_message_only():
+    """The notebook's tutor display turns NotImplementedError into "not done yet": no rank traceback."""
+    with pytest.raises(NotImplementedError) as info:
+        P.launch(_stub, world_size=2, timeout=60)
+    assert str(info.value) == "Exercise not done yet: write your solution here"
+    assert _alive_children() == []
+
+
 def _hangs(rank, world_size):
     import torch.distributed as dist
 
