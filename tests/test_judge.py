@@ -223,5 +223,22 @@ def test_threats_left_no_trace_outside(threat_class):
     escaped = list(Path(threat_class["work"]).rglob(f"escape-{threat_class['token']}.txt")) + \
         list(Path("/tmp").glob(f"escape-{threat_class['token']}.txt"))
     assert not escaped
-    leftover = subprocess.run(["pgrep", "-f", "ipykernel_launcher.*judge-"], capture_output=True, text=True).stdout
-    assert not leftover.strip(), f"kernels left running: {leftover}"
+    pids = subprocess.run(["pgrep", "-f", "ipykernel_launcher.*judge-"], capture_output=True, text=True).stdout.split()
+    # Under pytest-xdist another worker may be grading a chapter right now: its kernels have a live grader
+    # (nbgrader / course.grading) among their ancestors. The threat class's grader has exited, so a kernel of
+    # its left behind would have none.
+    orphans = [pid for pid in pids if not _has_live_grader_ancestor(int(pid))]
+    assert not orphans, f"kernels left running: {orphans}"
+
+
+def _has_live_grader_ancestor(pid: int) -> bool:
+    while pid > 1:
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+            pid = int(stat.rsplit(")", 1)[1].split()[1])  # the parent's pid
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except (OSError, ValueError, IndexError):
+            return False
+        if "nbgrader" in cmd or "course.grading" in cmd:
+            return True
+    return False
