@@ -66,8 +66,9 @@ GRADEBOOK ?= gradebook.db
 instructor: setup
 	GRADEBOOK=$(GRADEBOOK) $(BIN)/python -m course.lab serve instructor "$(CURDIR)" $(LAB_ARGS)
 
+# One OpenMP thread per test process: two processes on two cores (see tests/conftest.py for the measurement).
 test: setup system
-	$(BIN)/python -m pytest -n 2 --dist loadgroup -rP --durations=25 $(PYTEST_ARGS) tests
+	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 --dist loadgroup -rP --durations=25 $(PYTEST_ARGS) tests
 
 grade: setup
 	$(BIN)/python -m course.grading demo

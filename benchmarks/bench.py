@@ -47,7 +47,9 @@ def bare_execute(nb_path: Path, env_extra: dict[str, str]) -> float:
         if c.cell_type == "code" and c.get("metadata", {}).get("nbgrader", {}).get("grade"):
             c.source = strip_hidden_tests(c.source)
     old = dict(os.environ)
-    os.environ.update(planner.bin_path_env(env_extra))
+    env = planner.bin_path_env(env_extra)
+    os.environ.clear()
+    os.environ.update(env)
     try:
         t0 = time.perf_counter()
         NotebookClient(nb, timeout=600, kernel_name="python3", allow_errors=True,

@@ -12,6 +12,12 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 # The venv's bin/ must be on PATH: nbgrader shells out to `alembic`.
 os.environ["PATH"] = str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")
 os.environ.pop("NBGRADER_EXECUTION", None)
+# Two test processes share two cores, and each starts kernels and sandboxed workers running torch. With
+# torch's default of one OpenMP thread per core, they oversubscribe the CPU and OpenMP's spinning threads
+# slow everything: Chapter 4 run twice at once took 78 s each with the default and 23 s each with one
+# thread (alone: 18 s). One thread per process (`make test` sets it too; the sandbox passes it on).
+for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 
 CHAPTERS = sorted(p.name for p in (REPO / "source").iterdir() if p.is_dir() and not p.name.startswith("."))
 

@@ -245,7 +245,9 @@ def test_run_all_on_the_untouched_release_runs_every_cell(chapter, tmp_path):
     shutil.copytree(REPO / "release" / chapter, tmp_path / chapter)
     nb = grading.read(grading.notebook_path(chapter, tmp_path, "."))
     env_backup = dict(os.environ)
-    os.environ.update(grading.bin_path_env())
+    env = grading.bin_path_env()
+    os.environ.clear()
+    os.environ.update(env)
     try:
         NotebookClient(nb, timeout=TRIPWIRE * STUDENT_BUDGET[chapter], kernel_name="python3",
                        resources={"metadata": {"path": str(tmp_path / chapter)}}).execute()

@@ -140,7 +140,9 @@ def test_feedback_has_messages_but_no_hidden_code_unless_asked(graded_class):
 @pytest.mark.xdist_group("classgrade")
 def test_the_attack_is_flagged_in_the_class_table(graded_class):
     line = next(l for l in graded_class["first"].stdout.splitlines() if l.startswith("attack-blank-later-cells"))
-    assert "tampering suspected" in line and " 0/20" in line
+    total = sum(m for _, m in graded_class["scores"]["solution"].values())  # the chapter's points
+    assert "tampering suspected" in line
+    assert total > 0 and f" 0/{total:g}" in line, (line, total)
 
 
 @pytest.mark.xdist_group("classgrade")

@@ -469,9 +469,13 @@ def execute(path: Path, grading: bool = False, timeout: int = 300) -> tuple[floa
             cell.source = strip_hidden_tests(cell.source)
     env_extra = {"NBGRADER_EXECUTION": "autograde"} if grading else {}
     old = dict(os.environ)
-    os.environ.update(bin_path_env(env_extra))
+    env = bin_path_env(env_extra)
     if not grading:
-        os.environ.pop("NBGRADER_EXECUTION", None)
+        env.pop("NBGRADER_EXECUTION", None)
+    # Replace, not update: a variable bin_path_env removes (MPLBACKEND=Agg, set by a test module in this
+    # process) must not reach the kernel, or every plt.show() draws nothing.
+    os.environ.clear()
+    os.environ.update(env)
     try:
         client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
                                 resources={"metadata": {"path": str(path.parent)}})

@@ -355,9 +355,11 @@ class Sandbox:
         spec = importlib.util.find_spec("course")
         if spec and spec.submodule_search_locations:
             env["PYTHONPATH"] = str(Path(list(spec.submodule_search_locations)[0]).resolve().parent)
-        if self.threads:
-            for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+            if self.threads:
                 env[var] = str(self.threads)
+            elif os.environ.get(var, "").isdigit():  # the grader's own thread budget (e.g. the test suite's)
+                env[var] = os.environ[var]
         env.update(self.env)
         return env
 
