@@ -12,7 +12,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 # The venv's bin/ must be on PATH: nbgrader shells out to `alembic`.
 os.environ["PATH"] = str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")
 os.environ.pop("NBGRADER_EXECUTION", None)
-# Two test processes share two cores, and each starts kernels and sandboxed workers running torch. With
+# The test processes (`make test` runs three) share two cores, and each starts kernels and sandboxed workers running torch. With
 # torch's default of one OpenMP thread per core, they oversubscribe the CPU and OpenMP's spinning threads
 # slow everything: Chapter 4 run twice at once took 78 s each with the default and 23 s each with one
 # thread (alone: 18 s). One thread per process (`make test` sets it too; the sandbox passes it on).
