@@ -69,7 +69,7 @@ GRADEBOOK ?= gradebook.db
 instructor: setup
 	GRADEBOOK=$(GRADEBOOK) $(BIN)/python -m course.lab serve instructor "$(CURDIR)" $(LAB_ARGS)
 
-# One OpenMP thread per test process: two processes on two cores (see tests/conftest.py for the measurement).
+# One OpenMP thread per test process: $(TEST_WORKERS) processes share two cores (see tests/conftest.py for the measurement).
 test: setup system
 	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup -rP --durations=25 $(PYTEST_ARGS) tests
 
