@@ -74,19 +74,95 @@ def test_tests_use_course_checks_not_bare_asserts(chapter):
                 assert banned not in code, f"{grading.grade_id(cell)} uses {banned}, which a student can replace"
 
 
+# The classes of mistake a mutant's ``KIND`` names (CONVENTIONS.md, "Mutants from every class of mistake").
+MISTAKE_KINDS = {
+    "wrong-value",   # a wrong formula, reduction, dim, sign or constant
+    "edge-case",     # an ignored argument, size 0/1, None, another dtype or rank
+    "graph",         # a missing or extra detach / no_grad / zero_grad / requires_grad
+    "mutation",      # changes an input or a caller's state it must not touch
+    "state",         # state that leaks across calls, or a result that depends on call order
+    "overfit",       # works only on the demonstrated case (hard-coded constants, the chapter's model)
+    "contract",      # the wrong return type, or an API the statement rules out
+    "do-nothing",    # an empty list, the identity, zero, `pass`, the input returned: must score 0
+}
+
+
+def exercises(nb) -> dict[str, list[str]]:
+    """{solution grade_id: the grade cells that follow it, up to the next solution cell}."""
+    out: dict[str, list[str]] = {}
+    current = None
+    for c in nb.cells:
+        meta = c.get("metadata", {}).get("nbgrader", {})
+        if meta.get("solution"):
+            current = meta["grade_id"]
+            out[current] = []
+        elif meta.get("grade") and current is not None:
+            out[current].append(meta["grade_id"])
+    return out
+
+
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_exercises_have_known_answers(chapter):
+    """Per exercise: 4+ wrong answers from 3+ classes of mistake, a do-nothing answer that loses every grade
+    cell of the exercise, and a different correct answer."""
     nb = grading.read(SOURCES[chapter])
-    sols = set(grading.solution_cells(nb))
     mutants = grading.load_variants(chapter, "mutant")
     alternatives = grading.load_variants(chapter, "alternative")
-    for cell in sols:
-        n_mut = sum(v.cell == cell for v in mutants)
-        n_alt = sum(v.cell == cell for v in alternatives)
-        assert n_mut >= 4, f"{chapter}: exercise {cell} has {n_mut} mutants, needs at least 4 (different mistake classes)"
-        assert n_alt >= 1, f"{chapter}: exercise {cell} has no alternative correct answer"
+    for v in mutants:
+        assert v.klass in MISTAKE_KINDS, (f"{chapter}/{v.name}: KIND = {v.klass!r}; say which class of mistake it "
+                                          f"is, one of {sorted(MISTAKE_KINDS)}")
+    for cell, tests in exercises(nb).items():
+        mine = [v for v in mutants if v.cell == cell]
+        wrong = [v for v in mine if v.klass != "do-nothing"]
+        kinds = {v.klass for v in wrong}
+        assert len(wrong) >= 4, f"{chapter}: exercise {cell} has {len(wrong)} wrong answers, needs at least 4"
+        assert len(kinds) >= 3, f"{chapter}: exercise {cell}'s wrong answers come from {sorted(kinds)}: use 3+ classes"
+        lazy = [v for v in mine if v.klass == "do-nothing"]
+        assert lazy, f"{chapter}: exercise {cell} has no do-nothing mutant (KIND = 'do-nothing')"
+        for v in lazy:
+            assert set(tests) <= set(v.fails), (f"{chapter}/{v.name}: a do-nothing answer must lose every grade cell "
+                                                f"of {cell}; FAILS misses {sorted(set(tests) - set(v.fails))}")
+        assert any(v.cell == cell for v in alternatives), f"{chapter}: exercise {cell} has no alternative correct answer"
     for v in mutants + alternatives:
         assert v.description and v.description != v.name, f"{v.name}: give it a one-line docstring"
+
+
+# A measured figure: a number with a unit of time, size, ratio or share.
+_UNIT = r"(?:ns|µs|us|ms|s|sec|seconds?|min|minutes?|h|hours?|KiB|MiB|GiB|TiB|KB|MB|GB|kB|bytes|B|%|x|×|img/s|it/s)"
+FIGURE = re.compile(r"(?<![\w.])[-+~≈]?\d[\d,]*(?:\.\d+)?\s?" + _UNIT + r"(?![\w/])")
+# How a line says that its figures are not this reader's measurements: a quoted reference value with its
+# source, visible to the reader, or (for settings, sizes of inputs and time estimates) an author's note.
+FIGURE_MARKS = re.compile(r"\(quoted[^)]*\)|<!--\s*not measured:[^>]*-->", re.I)
+
+
+def unmarked_figures(markdown: str) -> list[str]:
+    """The measured-looking figures of a markdown cell on lines that do not mark them as quoted or not measured."""
+    text = re.sub(r"```.*?```", "", markdown, flags=re.S)
+    text = re.sub(r"`[^`]*`|<code>.*?</code>", "", text)
+    out = []
+    for line in text.splitlines():
+        if FIGURE_MARKS.search(line):
+            continue
+        out += [f"{m.group().strip()!r} in: {line.strip()[:120]}" for m in FIGURE.finditer(line)]
+    return out
+
+
+def test_unmarked_figures_finds_figures():
+    assert unmarked_figures("The compiled step took 12.5 ms, 1.8x faster.") != []
+    assert unmarked_figures("It used 834 KiB, +14% over the baseline.") != []
+    assert unmarked_figures("The article reports 1.8x (quoted: the article, section 6).") == []
+    assert unmarked_figures("buckets of 25 MiB by default <!-- not measured: a documented default -->") == []
+    assert unmarked_figures("Exercise 1.2 (3 points), 2 cores, `x.sum()` took `5 ms` ```\n1 s\n```") == []
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_figures_in_prose_are_printed_by_cells(chapter):
+    """A measured figure typed into markdown is a claim nobody re-runs: print it from the cell that measures it,
+    or mark the line `(quoted: SOURCE)` for a reference value, or `<!-- not measured: WHY -->` for a setting."""
+    nb = grading.read(SOURCES[chapter])
+    found = [f"cell {i}: {f}" for i, c in enumerate(nb.cells) if c.cell_type == "markdown"
+             for f in unmarked_figures(c.source)]
+    assert not found, f"{len(found)} figure(s) typed into markdown:\n" + "\n".join(found[:40])
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)

@@ -23,6 +23,9 @@ def main(argv: list[str] | None = None) -> int:
     if command == "grade-class":
         from course.grading.classgrade import main as class_main
         return class_main(argv[1:])
+    if command == "sweep":
+        from course.grading.sweep import main as sweep_main
+        return sweep_main(argv[1:])
     if command == "references":
         from course.grading.inkernel import references_main
         return references_main(argv[1:])

@@ -126,6 +126,7 @@ class Variant:
     source: str
     fails: tuple[str, ...]
     description: str
+    klass: str = ""  # the class of mistake (``KIND``); "do-nothing" ones must score 0 on their exercise
 
 
 @dataclass
@@ -204,7 +205,7 @@ def load_variants(assignment: str, kind: str, root: Path = REPO) -> list[Variant
         if kind == "alternative" and fails:
             raise ValueError(f"{path}: an alternative must not FAIL anything")
         out.append(Variant(name=path.stem, kind=kind, cell=mod.CELL,
-                           source=textwrap_dedent(mod.SOURCE), fails=fails,
+                           source=textwrap_dedent(mod.SOURCE), fails=fails, klass=getattr(mod, "KIND", ""),
                            description=(mod.__doc__ or "").strip().splitlines()[0] if mod.__doc__ else path.stem))
     return out
 
@@ -492,7 +493,7 @@ def execute(path: Path, grading: bool = False, timeout: int = 300) -> tuple[floa
     return elapsed, nb
 
 
-def release(root: Path = REPO) -> list[Path]:
+def release(root: Path = REPO, only: list[str] | None = None) -> list[Path]:
     """Regenerate ``release/<chapter>/`` from ``source/`` with ``nbgrader generate_assignment``; return the folders.
 
     Uses a throwaway gradebook (``.demo/release.db``); students' working
@@ -501,7 +502,7 @@ def release(root: Path = REPO) -> list[Path]:
     demo_dir = root / ".demo"
     demo_dir.mkdir(exist_ok=True)
     out = []
-    for assignment in chapters(root):
+    for assignment in only or chapters(root):
         nbgrader(["generate_assignment", assignment, "--force"], root, demo_dir / "release.db")
         out.append(root / "release" / assignment)
         print(f"regenerated release/{assignment}")
@@ -611,14 +612,15 @@ def main(argv: list[str] | None = None) -> int:
     p_run.add_argument("--grading", action="store_true", help="set NBGRADER_EXECUTION=autograde")
     p_demo = sub.add_parser("demo", help="make grade: the demo class in submitted/ and autograded/")
     p_demo.add_argument("only", nargs="*", help="grade the demo class of these chapters only")
-    sub.add_parser("release", help="make release: regenerate release/ from source/")
+    p_rel = sub.add_parser("release", help="make release: regenerate release/ from source/")
+    p_rel.add_argument("assignments", nargs="*", help="only these chapters (default: all)")
     args = parser.parse_args(argv)
     if args.command == "check":
         return _check(args)
     if args.command == "run":
         return _run(args)
     if args.command == "release":
-        release()
+        release(only=args.assignments or None)
         return 0
     return demo(only=args.only or None)
 

@@ -53,6 +53,36 @@ def course_seed(root: Path) -> int:
     return seed
 
 
+def course_secret(root: Path) -> bytes:
+    """The installation's grading secret (``.judge/secret``, 32 random bytes, created on first use, mode 0600).
+
+    ``COURSE_JUDGE_SEED`` (or ``--seed``) replaces it with a known key, for tests and regrades elsewhere.
+    """
+    env = os.environ.get("COURSE_JUDGE_SEED")
+    if env:
+        return f"seed:{int(env)}".encode()
+    path = judge_dir(root) / "secret"
+    if path.is_file() and path.stat().st_size >= 32:
+        return path.read_bytes()
+    secret = os.urandom(32)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(secret)
+    return secret
+
+
+def student_seed(secret: bytes, assignment: str, student: str) -> int:
+    """The hidden inputs' seed of one submission: a keyed hash (HMAC-SHA256) of the student and the assignment.
+
+    Inputs read from one submission (code in the student's process can read its probe) say nothing about
+    another student's, nor about the reference values, which never leave the judge.
+    """
+    import hmac
+
+    digest = hmac.new(secret, f"{assignment}\0{student}".encode(), hashlib.sha256).digest()
+    return int.from_bytes(digest[:8], "big") % (2 ** 31 - 2) + 1
+
+
 def source_notebook(chapter: str, root: Path) -> Path:
     nbs = sorted((Path(root) / "source" / chapter).glob("*.ipynb"))
     if len(nbs) != 1:

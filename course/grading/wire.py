@@ -215,20 +215,21 @@ def _student_frames(tb) -> str:
     return "\n".join(lines)
 
 
-def run_probe(source: str, name: str, seed: int, out_path: str, nonce: int = 0) -> None:
-    """Worker side: run probe ``name`` (defined by ``source``) in the notebook's namespace; write its result.
+def probe_record(source: str, name: str, seed: int, nonce: int = 0, namespace: dict | None = None) -> dict:
+    """Run probe ``name`` (defined by ``source``) on a shallow copy of ``namespace`` (default: the notebook's);
+    return its result record (plain data, not yet serialised).
 
-    The probe runs on a shallow copy of the user namespace, so it cannot
-    clobber the notebook's names. Exceptions, ``SystemExit`` and interrupts
-    become an error record; the judge decides what they cost.
+    Exceptions, ``SystemExit`` and interrupts become an error record; the judge decides what they cost.
     """
     record: dict[str, Any]
-    try:
-        from IPython import get_ipython
-        shell = get_ipython()
-        namespace = dict(shell.user_ns) if shell is not None else {}
-    except Exception:  # noqa: BLE001
-        namespace = {}
+    if namespace is None:
+        try:
+            from IPython import get_ipython
+            shell = get_ipython()
+            namespace = shell.user_ns if shell is not None else {}
+        except Exception:  # noqa: BLE001
+            namespace = {}
+    namespace = dict(namespace)
     namespace["__name__"] = "__probe__"
     try:
         exec(compile(source, "<probe>", "exec"), namespace)  # noqa: S102 - the judge's own probe code
@@ -241,7 +242,16 @@ def run_probe(source: str, name: str, seed: int, out_path: str, nonce: int = 0) 
         text = str(err)
         record = {"ok": False, "error": f"{kind}: {text}"[:2000] if text else kind,
                   "where": _student_frames(err.__traceback__)[:2000], "nonce": nonce}
-    data = dumps(record)
+    return record
+
+
+def run_probe(source: str, name: str, seed: int, out_path: str, nonce: int = 0) -> None:
+    """Worker side: run probe ``name`` (defined by ``source``) in the notebook's namespace; write its result.
+
+    The probe runs on a shallow copy of the user namespace, so it cannot
+    clobber the notebook's names.
+    """
+    data = dumps(probe_record(source, name, seed, nonce))
     tmp = out_path + ".part"
     with open(tmp, "wb") as fh:
         fh.write(data)

@@ -1,0 +1,186 @@
+"""The seed sweep: every hidden test, on the reference solution, for many seeds, in one process, without nbgrader.
+
+``python -m course.grading sweep CHAPTER [--seeds 100]`` proves two promises
+of the hidden tests without paying for a notebook run per seed:
+
+* **The reference gets full marks for every seed.** The reference notebook's
+  setup, locked and solution cells run once, in this process (the reference
+  is trusted code), with ``NBGRADER_EXECUTION=autograde`` as when grading.
+  Then, for each seed, every probe runs twice on that namespace, through the
+  same wire format as a real grading (encode, ``torch.save``, the capped
+  ``weights_only`` load): the first result is the reference, the second plays
+  the student. Each verdict must pass. A hidden test that depends on the
+  luck of the seed (an accuracy threshold that the reference misses on a few
+  data sets), on state left by earlier calls, or on nondeterminism, fails here.
+* **A do-nothing answer scores 0.** Every mutant marked ``KIND = "do-nothing"``
+  (an empty list, the identity, zero, ``pass``, the input returned) replaces
+  its solution in a copy of the namespace, and every grade cell of its
+  ``FAILS`` must fail for every seed tried.
+
+The seeds are drawn the way grading draws them (a keyed hash per student),
+so they cover the whole range a course installation can produce.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from course.grading import wire
+from course.grading.judge import decide, load
+from course.grading.worker import nb_meta
+
+
+@dataclass
+class SweepReport:
+    """What a sweep found: ``problems`` (empty: every promise held), and seconds per probe call."""
+
+    chapter: str
+    seeds: list[int]
+    problems: list[str] = field(default_factory=list)
+    timings: dict[str, list[float]] = field(default_factory=dict)
+    setup_seconds: float = 0.0
+    donothing: dict[str, int] = field(default_factory=dict)  # mutant -> grade cells x seeds it failed
+
+    def table(self) -> str:
+        lines = [f"{'hidden test':<44}{'median':>10}{'max':>10}  (seconds per probe call)"]
+        for test, ts in self.timings.items():
+            lines.append(f"{test:<44}{statistics.median(ts):>10.3f}{max(ts):>10.3f}")
+        total = sum(sum(ts) for ts in self.timings.values())
+        lines.append(f"setup {self.setup_seconds:.1f} s; {len(self.seeds)} seeds; probe time {total:.1f} s")
+        return "\n".join(lines)
+
+
+def sweep_seeds(n: int, key: bytes = b"sweep") -> list[int]:
+    """``n`` grading seeds drawn as a course installation draws them, one per (imaginary) student."""
+    from course.grading.references import student_seed
+
+    return [student_seed(key, "sweep", f"student-{i}") for i in range(n)]
+
+
+def _reference_cells(chapter: str, root: Path) -> list[tuple[int, str]]:
+    from course.grading.references import reference_notebook
+
+    nb = reference_notebook(chapter, root)
+    out = []
+    for i, c in enumerate(nb.cells):
+        m = nb_meta(c)
+        if c.cell_type == "code" and (m.get("solution") or (m.get("locked") and not m.get("grade"))):
+            out.append((i, c.source))
+    return out
+
+
+def _one(probe_code, seed: int, namespace: dict) -> tuple[dict, float]:
+    t0 = time.perf_counter()
+    rec = wire.probe_record(probe_code.source, probe_code.name, seed, namespace=namespace)
+    elapsed = time.perf_counter() - t0
+    try:
+        return wire.loads(wire.dumps(rec)), elapsed
+    except ValueError as err:
+        return {"ok": False, "error": str(err)}, elapsed
+
+
+def run(chapter: str, root: Path, seeds: list[int], donothing_seeds: int = 10, twice: bool = True,
+        log=print) -> SweepReport:
+    """Sweep ``chapter`` (see the module docstring); return the report. Runs the notebook's code in this process."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from course.grading.planner import load_variants
+    from course.grading.references import source_notebook
+
+    root = Path(root).resolve()
+    report = SweepReport(chapter=chapter, seeds=list(seeds))
+    judge = load(chapter, root)
+    os.environ["NBGRADER_EXECUTION"] = "autograde"
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    work = Path(tempfile.mkdtemp(prefix=f"sweep-{chapter}-"))
+    for item in source_notebook(chapter, root).parent.iterdir():
+        if item.is_file() and item.suffix != ".ipynb" and item.name != "judge.py":
+            (work / item.name).write_bytes(item.read_bytes())
+    os.chdir(work)
+    shell = InteractiveShell.instance()
+    shell.enable_gui = lambda gui=None: None  # `%matplotlib inline` needs no event loop here
+    shell.showtraceback = lambda *a, **k: None  # errors are reported below, once
+    t0 = time.perf_counter()
+    for index, source in _reference_cells(chapter, root):
+        result = shell.run_cell(source, store_history=False, silent=True)
+        err = result.error_before_exec or result.error_in_exec
+        if err is not None:
+            report.problems.append(f"reference cell {index} failed: {type(err).__name__}: {err}")
+            return report
+    report.setup_seconds = time.perf_counter() - t0
+    namespace = shell.user_ns
+    codes = judge.codes()
+    for n, seed in enumerate(seeds, 1):
+        for code in codes:
+            ref, dt = _one(code, seed, namespace)
+            report.timings.setdefault(code.test, []).append(dt)
+            if not ref.get("ok"):
+                report.problems.append(f"seed {seed}: the reference fails the probe of {code.test}: "
+                                       f"{ref.get('error')} {ref.get('where', '')}".strip())
+                continue
+            got = ref
+            if twice:
+                got, dt = _one(code, seed, namespace)
+                report.timings[code.test].append(dt)
+            try:
+                v = decide(judge.probes[code.test], got, ref)
+            except Exception as err:  # noqa: BLE001 - a JudgeError or a verdict bug: report it with the seed
+                report.problems.append(f"seed {seed}: {code.test}: {type(err).__name__}: {err}")
+                continue
+            if not v.passed:
+                report.problems.append(f"seed {seed}: the reference loses {code.test}"
+                                       f"{' (a second run disagrees with the first)' if twice else ''}: "
+                                       f"{v.message.splitlines()[0][:300]}")
+        if n % 10 == 0:
+            log(f"  {chapter}: {n}/{len(seeds)} seeds, {len(report.problems)} problem(s)")
+    # Do-nothing answers: each must lose every grade cell it names, for every seed tried.
+    refs_by_seed: dict[tuple[int, str], dict] = {}
+    for variant in [v for v in load_variants(chapter, "mutant", root) if v.klass == "do-nothing"]:
+        ns = dict(namespace)
+        try:
+            exec(compile(variant.source, f"<mutant {variant.name}>", "exec"), ns)  # noqa: S102 - our own mutant
+        except Exception as err:  # noqa: BLE001
+            report.problems.append(f"do-nothing mutant {variant.name} does not even run: {type(err).__name__}: {err}")
+            continue
+        failed = 0
+        for seed in seeds[:donothing_seeds]:
+            for test in variant.fails:
+                code = judge.code(test)
+                if (seed, test) not in refs_by_seed:
+                    refs_by_seed[(seed, test)] = _one(code, seed, namespace)[0]
+                got, _ = _one(code, seed, ns)
+                v = decide(judge.probes[test], got, refs_by_seed[(seed, test)])
+                if v.passed:
+                    report.problems.append(f"seed {seed}: the do-nothing answer {variant.name} passes {test}")
+                else:
+                    failed += 1
+        report.donothing[variant.name] = failed
+    return report
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m course.grading sweep", description=__doc__.split("\n")[0])
+    p.add_argument("chapter")
+    p.add_argument("--seeds", type=int, default=100, help="how many seeds (default 100)")
+    p.add_argument("--donothing-seeds", type=int, default=10, help="seeds per do-nothing mutant (default 10)")
+    p.add_argument("--once", action="store_true", help="run each probe once per seed (no determinism check)")
+    p.add_argument("--root", type=Path, default=Path(__file__).resolve().parents[2])
+    args = p.parse_args(argv)
+    t0 = time.perf_counter()
+    report = run(args.chapter, args.root, sweep_seeds(args.seeds), args.donothing_seeds, twice=not args.once)
+    print(report.table())
+    for name, n in report.donothing.items():
+        print(f"do-nothing {name}: lost {n} grade-cell checks")
+    for line in report.problems:
+        print("PROBLEM:", line)
+    print(f"{args.chapter}: sweep of {args.seeds} seeds in {time.perf_counter() - t0:.1f} s, "
+          f"{len(report.problems)} problem(s)")
+    sys.stdout.flush()
+    return 1 if report.problems else 0
