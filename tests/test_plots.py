@@ -19,3 +19,45 @@ def test_bar_chart():
     fig = plots.bar_chart(["a", "b"], [1.0, 2.5], ylabel="images/s", title="t")
     ax = fig.axes[0]
     assert ax.get_ylabel() == "images/s" and len(ax.patches) == 2
+
+
+def test_bar_chart_long_labels_do_not_overlap():
+    labels = ["timm create_model", "transformers from config", "Lightning Trainer.fit", "plain loop",
+              "state_dict round trip", "bf16 autocast step"]
+    fig = plots.bar_chart(labels, [1.0, 2.0, 3.0, 0.5, 0.2, 0.9], ylabel="s")
+    assert plots.label_overlaps(fig) == 0
+    short = plots.bar_chart(["a", "b", "c"], [1, 2, 3], ylabel="s")
+    assert plots.label_overlaps(short) == 0
+
+
+def test_live_view_updates_one_output_in_place(monkeypatch):
+    import ipywidgets as widgets
+    import matplotlib.pyplot as plt
+    import IPython.display as disp
+
+    shown, updates = [], []
+
+    class Handle:
+        def update(self, obj):
+            updates.append(obj)
+
+    def fake_display(*objs, display_id=None, **kw):
+        shown.extend(objs)
+        return Handle() if display_id else None
+
+    monkeypatch.setattr(disp, "display", fake_display)
+    calls = []
+
+    def render(n):
+        calls.append(n)
+        fig, ax = plt.subplots()
+        ax.plot(range(n))
+        return fig
+
+    slider = widgets.IntSlider(value=3, min=1, max=9)
+    plots.live_view(render, {"n": slider})
+    assert calls == [3] and type(shown[-1]).__name__ == "Image"
+    slider.value = 5
+    assert calls == [3, 5] and len(updates) == 1 and type(updates[0]).__name__ == "Image"
+    text = plots.live_view(lambda n: f"n = {n}", {"n": widgets.IntSlider(value=2)})
+    assert "n = 2" in shown[-1].data
