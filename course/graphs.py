@@ -139,22 +139,83 @@ def layout_rows(n_nodes: int, edges: list[tuple[int, int]]) -> int:
     return max(counts.values(), default=0)
 
 
+def _bezier(p0, p2, rad: float):
+    """The quadratic Bezier from ``p0`` to ``p2`` (display units) bent sideways by ``rad`` times its length, as a
+    function of ``t`` (an array of parameters in [0, 1]) returning ``(len(t), 2)`` points."""
+    import numpy as np
+
+    p0, p2 = np.asarray(p0, float), np.asarray(p2, float)
+    d = p2 - p0
+    ctrl = (p0 + p2) / 2 + rad * np.array([-d[1], d[0]])
+
+    def at(t):
+        t = np.asarray(t, float)[:, None]
+        return (1 - t) ** 2 * p0 + 2 * (1 - t) * t * ctrl + t ** 2 * p2
+
+    return at
+
+
+def _inside(points, box, margin: float = 0.0):
+    """Boolean mask: which ``points`` lie inside ``box`` = (x0, y0, x1, y1) grown by ``margin``."""
+    x0, y0, x1, y1 = box
+    return ((points[:, 0] >= x0 - margin) & (points[:, 0] <= x1 + margin)
+            & (points[:, 1] >= y0 - margin) & (points[:, 1] <= y1 + margin))
+
+
+def _clip_curve(at, start_box, end_box, margin: float, n: int = 40):
+    """``n`` points of the curve ``at`` from where it leaves ``start_box`` to where it enters ``end_box``
+    (both grown by ``margin``), the two crossings found by bisection."""
+    import numpy as np
+
+    def crossing(box, leaving: bool) -> float:
+        lo, hi = (0.0, 1.0) if leaving else (1.0, 0.0)    # lo: inside the box, hi: outside
+        for _ in range(40):
+            mid = (lo + hi) / 2
+            if _inside(at([mid]), box, margin)[0]:
+                lo = mid
+            else:
+                hi = mid
+        return hi
+
+    t0, t1 = crossing(start_box, True), crossing(end_box, False)
+    if t1 <= t0:                                       # the boxes overlap: nothing sensible to draw
+        t0, t1 = 0.0, 1.0
+    return at(np.linspace(t0, t1, n))
+
+
+def _bend_choices(multiplicity: int) -> list[list[float]]:
+    """Candidate bends for ``multiplicity`` parallel edges: each candidate gives every copy a different bend."""
+    if multiplicity == 1:
+        return [[0.0], [0.3], [-0.3], [0.45], [-0.45], [0.6], [-0.6]]
+    spread = [0.3 * ((k // 2) + 1) * (1 if k % 2 == 0 else -1) for k in range(multiplicity)]
+    if multiplicity % 2:
+        spread = [0.0] + spread[:-1]
+    return [spread]
+
+
 def draw_graph(t: torch.Tensor | Node, names: dict[int, str] | None = None, ax: Any = None,
                title: str | None = None) -> Any:
     """Draw the backward graph of ``t`` left to right and return the matplotlib Figure.
 
     Arrows follow the forward direction (from the leaves on the left to the
-    output on the right); gradients flow against them. ``AccumulateGrad``
-    nodes (the leaves' gradient sinks) are drawn in green, the output's node
-    in orange. A tensor without history draws a note saying so.
+    output on the right); gradients flow against them. Every ``next_functions``
+    edge gets its own arrow: an edge that would pass behind another node (the
+    long edge of a diamond such as ``a + a.sin()``) and repeated edges between
+    the same two nodes (``x * x``) are drawn as distinct curves, and every
+    arrow starts and ends at the border of its boxes, so no arrowhead hides
+    under a box. ``AccumulateGrad`` nodes (the leaves' gradient sinks) are
+    drawn in green, the output's node in orange. A tensor without history
+    draws a note saying so. :func:`drawn_geometry` reads back what was drawn.
     """
     import matplotlib.pyplot as plt
+    from matplotlib.patches import FancyArrowPatch
+    from matplotlib.path import Path as MplPath
 
     nodes, edges = backward_graph(t)
     if ax is None:
         n_cols = (max(depths(len(nodes), edges)) + 1) if nodes else 1
         n_rows = max(layout_rows(len(nodes), edges), 1)
-        fig, ax = plt.subplots(figsize=(max(4.0, 2.4 * n_cols), max(2.6, 1.0 * n_rows + 1.2)))
+        fig, ax = plt.subplots(figsize=(max(4.0, 2.4 * n_cols), max(2.8, 1.0 * n_rows + 1.6)))
     else:
         fig = ax.figure
     ax.set_axis_off()
@@ -164,20 +225,79 @@ def draw_graph(t: torch.Tensor | Node, names: dict[int, str] | None = None, ax: 
         ax.text(0.5, 0.5, "no grad_fn: a leaf or a tensor without history", ha="center", va="center")
         return fig
     pos = layout(len(nodes), edges)
-    for i, j in sorted(set(edges)):
-        (x0, y0), (x1, y1) = pos[j], pos[i]  # forward direction: from input j to consumer i
-        ax.annotate("", xy=(x1, y1), xytext=(x0, y0),
-                    arrowprops=dict(arrowstyle="->", color="0.4", shrinkA=28, shrinkB=28))
+    texts = []
     for i, node in enumerate(nodes):
         is_leaf = type(node).__name__ == "AccumulateGrad"
         colour = "#b7e4c7" if is_leaf else ("#ffd6a5" if i == 0 else "#dbe7ff")
-        ax.text(*pos[i], node_label(node, names), ha="center", va="center", fontsize=8,
-                bbox=dict(boxstyle="round,pad=0.4", fc=colour, ec="0.3"))
+        texts.append(ax.text(*pos[i], node_label(node, names), ha="center", va="center", fontsize=8, zorder=3,
+                             gid=f"node:{i}", bbox=dict(boxstyle="round,pad=0.4", fc=colour, ec="0.3")))
     xs = [p[0] for p in pos]
     ys = [p[1] for p in pos]
-    ax.set_xlim(min(xs) - 0.6, max(xs) + 0.6)
-    ax.set_ylim(min(ys) - 0.8, max(ys) + 0.8)
+    xlim = [min(xs) - 0.6, max(xs) + 0.6]
+    ylim = [min(ys) - 0.8, max(ys) + 0.8]
+    multiplicity: dict[tuple[int, int], int] = {}
+    for i, j in edges:
+        multiplicity[(i, j)] = multiplicity.get((i, j), 0) + 1
+    # Geometry is worked out in display units (where a bend looks the same in x and y), then stored in data
+    # units, which stay valid when the figure is saved at another dpi. Curves that leave the axes widen them
+    # and everything is measured again.
+    for _attempt in range(3):
+        ax.set_xlim(*xlim)
+        ax.set_ylim(*ylim)
+        fig.draw_without_rendering()        # places every box
+        boxes = [tuple(tx.get_bbox_patch().get_window_extent().extents) for tx in texts]
+        centres = [((b[0] + b[2]) / 2, (b[1] + b[3]) / 2) for b in boxes]
+        margin = 3.0 * fig.dpi / 72.0       # arrow ends sit 3 points outside the border
+        drawn = []
+        for (i, j), m in multiplicity.items():
+            others = [b for k, b in enumerate(boxes) if k not in (i, j)]
+            chosen = None
+            for bends in _bend_choices(m):
+                curves = [_clip_curve(_bezier(centres[j], centres[i], r), boxes[j], boxes[i], margin) for r in bends]
+                clear = all(not _inside(c, b, margin).any() for c in curves for b in others)
+                if chosen is None or clear:
+                    chosen = curves
+                if clear:
+                    break
+            drawn += [(j, i, k, c) for k, c in enumerate(chosen)]
+        to_data = ax.transData.inverted()
+        data_points = [to_data.transform(c) for *_, c in drawn]
+        lo = min(p[:, 1].min() for p in data_points)
+        hi = max(p[:, 1].max() for p in data_points)
+        if lo >= ylim[0] + 0.1 and hi <= ylim[1] - 0.1:
+            break
+        ylim = [min(ylim[0], lo - 0.3), max(ylim[1], hi + 0.3)]
+    for (j, i, k, _), pts in zip(drawn, data_points):
+        arrow = FancyArrowPatch(path=MplPath(pts), arrowstyle="-|>", mutation_scale=10, color="0.35",
+                                lw=1.0, shrinkA=0, shrinkB=0, zorder=2, gid=f"edge:{j}->{i}#{k}")
+        arrow.curve_data = pts              # tail to tip, data units (read back by drawn_geometry)
+        ax.add_patch(arrow)
     return fig
+
+
+def drawn_geometry(fig: Any) -> dict:
+    """Read back what :func:`draw_graph` drew, in display units of the figure as it is now.
+
+    Returns ``{"boxes": {i: (x0, y0, x1, y1)}, "edges": [(j, i, k, points)]}``: the box of node ``i``, and
+    each arrow from node ``j`` (an input) to node ``i`` (its consumer), ``k`` counting repeated edges,
+    ``points`` an ``(n, 2)`` array from the arrow's tail to its tip.
+    """
+    ax = fig.axes[0]
+    fig.draw_without_rendering()
+    boxes = {}
+    for tx in ax.texts:
+        gid = tx.get_gid() or ""
+        if gid.startswith("node:"):
+            boxes[int(gid[5:])] = tuple(tx.get_bbox_patch().get_window_extent().extents)
+    edges = []
+    for patch in ax.patches:
+        gid = patch.get_gid() or ""
+        if gid.startswith("edge:"):
+            a, rest = gid[5:].split("->")
+            b, k = rest.split("#")
+            points = ax.transData.transform(patch.curve_data)
+            edges.append((int(a), int(b), int(k), points))
+    return {"boxes": boxes, "edges": edges}
 
 
 def _sequence_nr(node: Node) -> int:

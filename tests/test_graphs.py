@@ -190,3 +190,102 @@ def test_engine_order_restores_grads_and_keeps_the_graph():
     v = torch.randn(2, requires_grad=True)
     out = v * 3
     assert [type(n).__name__ for n in graphs.engine_order(out, torch.ones(2))] == ["MulBackward0", "AccumulateGrad"]
+
+
+# --- what draw_graph draws: every edge visible, arrowheads outside the boxes ---------------------------------
+
+def _inside_box(point, box, margin=0.0):
+    x0, y0, x1, y1 = box
+    return x0 - margin <= point[0] <= x1 + margin and y0 - margin <= point[1] <= y1 + margin
+
+
+def _drawn(t, **kw):
+    import matplotlib.pyplot as plt
+
+    fig = graphs.draw_graph(t, **kw)
+    geo = graphs.drawn_geometry(fig)
+    plt.close(fig)
+    return geo
+
+
+def _assert_edges_clear(t):
+    """One distinct arrow per next_functions edge; tails and tips outside every box; no arrow through a box."""
+    import numpy as np
+
+    nodes, edges = graphs.backward_graph(t)
+    geo = _drawn(t)
+    assert sorted((i, j) for j, i, _, _ in geo["edges"]) == sorted(edges)
+    paths = [np.round(p, 1).tobytes() for *_, p in geo["edges"]]
+    assert len(set(paths)) == len(paths), "two edges drawn on the same path: one hides the other"
+    for j, i, _, pts in geo["edges"]:
+        for end in (pts[0], pts[-1]):
+            for k, box in geo["boxes"].items():
+                assert not _inside_box(end, box), f"an end of edge {j}->{i} lies inside node {k}'s box"
+        for k, box in geo["boxes"].items():
+            if k not in (i, j):
+                assert not any(_inside_box(p, box) for p in pts), f"edge {j}->{i} passes behind node {k}"
+        # the tip is at the consumer's border (within a few pixels), not short of it or under it
+        x0, y0, x1, y1 = geo["boxes"][i]
+        gap = max(x0 - pts[-1][0], pts[-1][0] - x1, y0 - pts[-1][1], pts[-1][1] - y1)
+        assert 0 < gap < 8, f"the tip of {j}->{i} is {gap:.1f} px from its box"
+    return geo
+
+
+def test_draw_graph_shows_both_edges_of_a_diamond():
+    x = torch.randn(3, requires_grad=True)
+    a = x.exp()
+    y = a + a.sin()        # Add, Sin and Exp sit on one row: the edge Add -> Exp must bend around Sin
+    geo = _assert_edges_clear(y)
+    assert len(geo["edges"]) == 4
+    names = _names(graphs.backward_graph(y)[0])
+    into_add = [pts for j, i, _, pts in geo["edges"] if i == names.index("AddBackward0")]
+    assert len(into_add) == 2
+    straight = [abs(p[:, 1] - p[0, 1]).max() < 1 for p in into_add]
+    assert straight.count(False) >= 1, "the diamond's long edge is drawn straight (hidden behind SinBackward0)"
+
+
+def test_draw_graph_repeated_edges_are_distinct_curves():
+    x = torch.randn(3, requires_grad=True)
+    y = x * x + x
+    geo = _assert_edges_clear(y)                          # distinct paths are checked there
+    names = _names(graphs.backward_graph(y)[0])
+    mul, acc = names.index("MulBackward0"), names.index("AccumulateGrad")
+    assert sorted(k for j, i, k, _ in geo["edges"] if (j, i) == (acc, mul)) == [0, 1]   # x * x: two arrows
+    assert len(geo["edges"]) == 4
+
+
+def test_draw_graph_arrow_tips_outside_boxes_on_wider_graphs():
+    p, q, y = _ladder()
+    _assert_edges_clear(y)
+    w = torch.randn(3, requires_grad=True)
+    _assert_edges_clear(torch.nn.functional.mse_loss(torch.nn.Linear(3, 2)(w.unsqueeze(0)), torch.zeros(1, 2)))
+    x = torch.randn(4, requires_grad=True)
+    b = torch.randn(4, requires_grad=True)
+    _assert_edges_clear((x * b + b).relu().sum())        # horizontal edges between wide AccumulateGrad boxes
+
+
+def test_draw_graph_geometry_survives_another_dpi(tmp_path):
+    import matplotlib.pyplot as plt
+
+    x = torch.randn(3, requires_grad=True)
+    a = x.exp()
+    fig = graphs.draw_graph(a + a.sin())
+    fig.set_dpi(72)
+    geo = graphs.drawn_geometry(fig)
+    for j, i, _, pts in geo["edges"]:
+        assert not _inside_box(pts[-1], geo["boxes"][i]) and not _inside_box(pts[0], geo["boxes"][j])
+    fig.savefig(tmp_path / "g.png", dpi=120, bbox_inches="tight")
+    assert (tmp_path / "g.png").stat().st_size > 1000
+    plt.close(fig)
+
+
+def test_drawn_geometry_reads_nodes_and_edges():
+    import matplotlib.pyplot as plt
+
+    x = torch.randn(3, requires_grad=True)
+    fig = graphs.draw_graph(x.exp())
+    geo = graphs.drawn_geometry(fig)
+    assert set(geo["boxes"]) == {0, 1}
+    assert [(j, i, k) for j, i, k, _ in geo["edges"]] == [(1, 0, 0)]
+    assert geo["edges"][0][3].shape[1] == 2
+    plt.close(fig)
