@@ -365,3 +365,219 @@ def lr_curve(scheduler: Any, optimizer: torch.optim.Optimizer, epochs: int) -> l
         scheduler.step(epoch)
         lrs.append(float(optimizer.param_groups[0]["lr"]))
     return lrs
+
+
+# --- Mixup with a local generator -------------------------------------------------------------------------
+
+class LocalMixup:
+    """timm's batch Mixup/CutMix, drawing its random numbers from its own ``torch.Generator``.
+
+    ``timm.data.Mixup`` draws from NumPy's *global* RNG, so a helper that wants reproducible mixing is tempted
+    to call ``np.random.seed(...)`` (and ``torch.manual_seed``) inside: that resets the caller's random
+    streams, and every dropout mask after it repeats. This class never reads or writes a global RNG: its
+    state is ``self.generator`` (seeded with ``seed``), which a checkpoint can save and restore.
+
+    Per call it picks CutMix with probability ``switch_prob`` when both alphas are positive (else the one
+    that is), draws ``lam ~ Beta(alpha, alpha)``, and mixes the batch with its reverse (``x.flip(0)``) as
+    timm does: Mixup ``lam * x + (1 - lam) * x.flip(0)``; CutMix pastes a box of the reversed batch and
+    corrects ``lam`` to the share of the image left. Targets are
+    ``timm.data.mixup.mixup_target(labels, num_classes, lam, label_smoothing)``.
+    """
+
+    def __init__(self, num_classes: int, mixup_alpha: float = 0.8, cutmix_alpha: float = 1.0,
+                 switch_prob: float = 0.5, label_smoothing: float = 0.1, seed: int = 0) -> None:
+        if mixup_alpha <= 0 and cutmix_alpha <= 0:
+            raise ValueError("LocalMixup needs mixup_alpha > 0 or cutmix_alpha > 0")
+        self.num_classes = int(num_classes)
+        self.mixup_alpha, self.cutmix_alpha = float(mixup_alpha), float(cutmix_alpha)
+        self.switch_prob, self.label_smoothing = float(switch_prob), float(label_smoothing)
+        self.generator = torch.Generator().manual_seed(int(seed))
+        self.last: dict[str, Any] = {}
+
+    def _beta(self, alpha: float) -> float:
+        import numpy as np
+        # a one-off NumPy Generator seeded from ours: Beta sampling without touching np.random's global state
+        local = np.random.default_rng(int(torch.randint(0, 2**62, (), generator=self.generator)))
+        return float(local.beta(alpha, alpha))
+
+    def __call__(self, images: torch.Tensor, labels: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Return ``(mixed images, soft targets (B, num_classes))``; ``images`` and ``labels`` are not modified.
+
+        ``self.last`` records the draw: ``{"mode": "mixup" | "cutmix", "lam": float, "box": (y0, y1, x0, x1) | None}``.
+        """
+        from timm.data.mixup import mixup_target
+
+        g = self.generator
+        if self.mixup_alpha > 0 and self.cutmix_alpha > 0:
+            use_cutmix = float(torch.rand((), generator=g)) < self.switch_prob
+        else:
+            use_cutmix = self.cutmix_alpha > 0
+        lam = self._beta(self.cutmix_alpha if use_cutmix else self.mixup_alpha)
+        box = None
+        if use_cutmix:
+            h, w = images.shape[-2:]
+            ratio = (1.0 - lam) ** 0.5
+            ch, cw = int(h * ratio), int(w * ratio)
+            cy = int(torch.randint(0, h, (), generator=g))
+            cx = int(torch.randint(0, w, (), generator=g))
+            y0, y1 = max(cy - ch // 2, 0), min(cy + (ch + 1) // 2, h)
+            x0, x1 = max(cx - cw // 2, 0), min(cx + (cw + 1) // 2, w)
+            mixed = images.clone()
+            mixed[..., y0:y1, x0:x1] = images.flip(0)[..., y0:y1, x0:x1]
+            lam = 1.0 - (y1 - y0) * (x1 - x0) / float(h * w)
+            box = (y0, y1, x0, x1)
+        else:
+            mixed = lam * images + (1.0 - lam) * images.flip(0)
+        self.last = {"mode": "cutmix" if use_cutmix else "mixup", "lam": lam, "box": box}
+        targets = mixup_target(labels, self.num_classes, lam, self.label_smoothing)
+        return mixed, targets.to(images.dtype if images.is_floating_point() else torch.float32)
+
+
+def global_rng_fingerprint() -> tuple:
+    """Return a hashable snapshot of the global RNG states (torch CPU, NumPy, ``random``): equal before and after
+    a call means the call neither drew from nor reseeded any of them."""
+    import hashlib
+    import random
+
+    import numpy as np
+
+    np_state = np.random.get_state()
+    return (hashlib.sha1(torch.get_rng_state().numpy().tobytes()).hexdigest(),
+            hashlib.sha1(np_state[1].tobytes()).hexdigest() + str(np_state[2]),
+            hashlib.sha1(repr(random.getstate()).encode()).hexdigest())
+
+
+# --- Lightning's overhead, per step ---------------------------------------------------------------------
+
+def step_cost(run: Callable[[int], Any], short: int, long: int, repeats: int = 2) -> tuple[float, float]:
+    """Time ``run(short)`` and ``run(long)`` (the fastest of ``repeats`` each); return ``(startup_s, per_step_s)``.
+
+    ``per_step_s`` is the slope ``(t_long - t_short) / (long - short)``: what each extra step costs.
+    ``startup_s`` is what is left of ``t_short`` after ``short`` steps at that rate (it can come out slightly
+    negative on a noisy machine). Requires ``long > short >= 0``.
+    """
+    import time
+
+    if not long > short >= 0:
+        raise ValueError(f"need long > short >= 0, got short={short}, long={long}")
+
+    def best(n: int) -> float:
+        times = []
+        for _ in range(max(1, int(repeats))):
+            t0 = time.perf_counter()
+            run(n)
+            times.append(time.perf_counter() - t0)
+        return min(times)
+
+    t_short, t_long = best(short), best(long)
+    per_step = (t_long - t_short) / (long - short)
+    return t_short - short * per_step, per_step
+
+
+class _StepMLP(L.LightningModule):
+    """The tiny MLP as a LightningModule for the overhead runs; ``log_every_step`` switches ``self.log`` on."""
+
+    def __init__(self, log_every_step: bool) -> None:
+        super().__init__()
+        self.model = tiny_mlp()
+        self.log_every_step = log_every_step
+
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        loss = F.cross_entropy(self.model(x), y)
+        if self.log_every_step:
+            self.log("train_loss", loss)
+        return loss
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=0.1)
+
+
+class _NoOpCallback(L.Callback):
+    """A user callback with per-batch hooks that do nothing (what every hook call costs)."""
+
+    def on_train_batch_start(self, trainer, pl_module, batch, batch_idx):
+        pass
+
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
+        pass
+
+
+#: The Lightning set-ups :func:`run_steps` measures, each adding one feature to the one before.
+OVERHEAD_CONFIGS = ("plain loop", "Lightning, nothing on", "+ self.log every step", "+ CSVLogger",
+                    "+ 3 callbacks", "+ progress bar")
+
+
+def run_steps(config: str, steps: int, batch_size: int = 16, seed: int = 0) -> float:
+    """Train the tiny MLP for ``steps`` optimizer steps under one of :data:`OVERHEAD_CONFIGS`; return the final loss.
+
+    Configs are cumulative: ``"Lightning, nothing on"`` has no logging, logger, callbacks or progress bar;
+    each next one adds ``self.log("train_loss")`` every step, a ``CSVLogger`` (temporary folder, flushed
+    every 50 steps), three callbacks (two no-op ones and ``ModelCheckpoint`` at the end of training), and a
+    TQDM progress bar (its text goes to a discarded buffer, so this is a lower bound on what a terminal or
+    notebook bar costs). No validation. Writes only to a temporary folder, removed before returning.
+    """
+    import contextlib
+    import io
+    import tempfile
+
+    if config not in OVERHEAD_CONFIGS:
+        raise ValueError(f"unknown config {config!r}; one of {OVERHEAD_CONFIGS}")
+    X, y = make_separable(max(steps, 1) * batch_size, seed=seed)
+    loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(X, y), batch_size=batch_size)
+    torch.manual_seed(seed)
+    if config == "plain loop":
+        model = tiny_mlp()
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        loss = torch.zeros(())
+        for i, (xb, yb) in enumerate(loader):
+            if i == steps:
+                break
+            opt.zero_grad()
+            loss = F.cross_entropy(model(xb), yb)
+            loss.backward()
+            opt.step()
+        return float(loss.detach())
+    level = OVERHEAD_CONFIGS.index(config)
+    from lightning.pytorch.callbacks import ModelCheckpoint, TQDMProgressBar
+    from lightning.pytorch.loggers import CSVLogger
+
+    with tempfile.TemporaryDirectory() as tmp, contextlib.redirect_stderr(io.StringIO()), \
+            contextlib.redirect_stdout(io.StringIO()):
+        callbacks: list[L.Callback] = []
+        kw: dict[str, Any] = {}
+        if level >= 3:
+            kw["logger"] = CSVLogger(tmp, name="overhead", flush_logs_every_n_steps=50)
+            kw["log_every_n_steps"] = 1
+        if level >= 4:
+            callbacks += [_NoOpCallback(), _NoOpCallback(), ModelCheckpoint(dirpath=tmp, save_last=False)]
+            kw["enable_checkpointing"] = True
+        if level >= 5:
+            callbacks.append(TQDMProgressBar(refresh_rate=1))
+            kw["enable_progress_bar"] = True
+        module = _StepMLP(log_every_step=level >= 2)
+        trainer = L.Trainer(**trainer_kwargs(max_epochs=-1, max_steps=steps, limit_val_batches=0,
+                                             callbacks=callbacks, **kw))
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=r".*(val_dataloader|LeafSpec|many workers|logging interval).*")
+            trainer.fit(module, loader)
+        return float(trainer.callback_metrics.get("train_loss", torch.tensor(float("nan"))))
+
+
+def save_local_weights(arch: str, path: str, num_classes: int = 10, seed: int = 0, **timm_kwargs: Any) -> str:
+    """Build timm model ``arch`` (``pretrained=False``, weights drawn with torch seed ``seed``, the global torch RNG
+    restored afterwards), save its ``state_dict`` to ``path`` (``torch.save``) and return ``path``.
+
+    It stands in for weights copied onto an offline machine: load them with
+    ``timm.create_model(arch, pretrained=True, pretrained_cfg_overlay=dict(file=path), num_classes=..., **timm_kwargs)``.
+    """
+    import timm
+
+    state = torch.get_rng_state()
+    try:
+        torch.manual_seed(int(seed))
+        model = timm.create_model(arch, pretrained=False, num_classes=num_classes, **timm_kwargs)
+    finally:
+        torch.set_rng_state(state)
+    torch.save(model.state_dict(), path)
+    return path

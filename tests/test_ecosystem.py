@@ -274,3 +274,113 @@ def test_quiet_lightning_repeats_the_training_step_none_warning():
         for _ in range(2):
             warnings.warn("`training_step` returned `None`. If this was on purpose, ignore this warning...", UserWarning)
     assert len(caught) == 2
+
+
+# --- third edition: LocalMixup, global RNG fingerprint, per-step costs, local weights ----------------------
+
+def test_local_mixup_never_touches_global_rngs_and_is_reproducible():
+    import random
+
+    import numpy as np
+
+    x, y = E.make_images(8, size=16, num_classes=4, seed=0)
+    x0, y0 = x.clone(), y.clone()
+    torch.manual_seed(5); np.random.seed(5); random.seed(5)
+    before = E.global_rng_fingerprint()
+    a = E.LocalMixup(4, seed=3)
+    outs = [a(x, y) for _ in range(6)]
+    assert E.global_rng_fingerprint() == before            # no global draw, no reseed
+    assert torch.equal(x, x0) and torch.equal(y, y0)       # inputs untouched
+    b = E.LocalMixup(4, seed=3)
+    for xm, t in outs:
+        xb, tb = b(x, y)
+        assert torch.equal(xm, xb) and torch.equal(t, tb)  # same seed, same sequence
+    c = E.LocalMixup(4, seed=4)
+    assert not all(torch.equal(o[0], c(x, y)[0]) for o in outs)
+
+
+def test_local_mixup_matches_timm_formulas():
+    from timm.data.mixup import mixup_target
+
+    x, y = E.make_images(6, size=12, num_classes=3, seed=1)
+    modes = set()
+    m = E.LocalMixup(3, seed=0, label_smoothing=0.2)
+    for _ in range(20):
+        xm, t = m(x, y)
+        lam, mode = m.last["lam"], m.last["mode"]
+        modes.add(mode)
+        assert t.shape == (6, 3) and t.dtype == torch.float32
+        assert torch.allclose(t, mixup_target(y, 3, lam, 0.2))
+        assert torch.allclose(t.sum(1), torch.ones(6)) and float(t.min()) >= 0.2 / 3 - 1e-6
+        if mode == "mixup":
+            assert torch.allclose(xm, lam * x + (1 - lam) * x.flip(0))
+        else:
+            y0, y1, x0, x1 = m.last["box"]
+            inside = torch.zeros(12, 12, dtype=torch.bool)
+            inside[y0:y1, x0:x1] = True
+            assert torch.equal(xm[..., inside], x.flip(0)[..., inside])
+            assert torch.equal(xm[..., ~inside], x[..., ~inside])
+            assert lam == pytest.approx(1 - inside.float().mean().item())
+    assert modes == {"mixup", "cutmix"}
+    only = E.LocalMixup(3, mixup_alpha=0.0, cutmix_alpha=1.0, seed=0)
+    only(x, y)
+    assert only.last["mode"] == "cutmix"
+    with pytest.raises(ValueError):
+        E.LocalMixup(3, mixup_alpha=0.0, cutmix_alpha=0.0)
+
+
+def test_global_rng_fingerprint_sees_each_generator():
+    import random
+
+    import numpy as np
+
+    base = E.global_rng_fingerprint()
+    assert base == E.global_rng_fingerprint()
+    for draw in (lambda: torch.rand(1), lambda: np.random.rand(), lambda: random.random()):
+        before = E.global_rng_fingerprint()
+        draw()
+        assert E.global_rng_fingerprint() != before
+
+
+def test_step_cost_recovers_slope_and_intercept():
+    calls = []
+
+    def fake(n):
+        calls.append(n)
+        time.sleep(0.02 + 0.002 * n)
+
+    startup, per_step = E.step_cost(fake, 5, 25, repeats=1)
+    assert calls == [5, 25]
+    assert per_step == pytest.approx(0.002, rel=0.5)
+    assert startup == pytest.approx(0.02, abs=0.015)
+    with pytest.raises(ValueError):
+        E.step_cost(fake, 5, 5)
+
+
+def test_run_steps_every_config_trains():
+    E.quiet_lightning()
+    losses = {c: E.run_steps(c, 6) for c in E.OVERHEAD_CONFIGS}
+    assert set(losses) == set(E.OVERHEAD_CONFIGS)
+    for c, v in losses.items():
+        if c != "Lightning, nothing on":        # nothing logged there
+            assert 0 < v < 5, (c, v)
+    # plain loop and Lightning do the same SGD steps on the same data
+    assert losses["plain loop"] == pytest.approx(losses["+ self.log every step"], rel=1e-5)
+    with pytest.raises(ValueError):
+        E.run_steps("nope", 2)
+
+
+def test_save_local_weights_round_trip(tmp_path):
+    import timm
+
+    kw = dict(img_size=16, patch_size=8, depth=1, embed_dim=32, num_heads=2)
+    state = torch.get_rng_state()
+    path = E.save_local_weights("vit_tiny_patch16_224", str(tmp_path / "w.pth"), num_classes=10, seed=3, **kw)
+    assert torch.equal(torch.get_rng_state(), state)
+    sd = torch.load(path, weights_only=True)
+    m = timm.create_model("vit_tiny_patch16_224", pretrained=True, pretrained_cfg_overlay=dict(file=path),
+                          num_classes=4, **kw)
+    assert torch.equal(m.patch_embed.proj.weight, sd["patch_embed.proj.weight"])
+    assert m.get_classifier().out_features == 4
+    again = E.save_local_weights("vit_tiny_patch16_224", str(tmp_path / "w2.pth"), num_classes=10, seed=3, **kw)
+    assert torch.equal(torch.load(again, weights_only=True)["pos_embed"], sd["pos_embed"])
