@@ -2,11 +2,13 @@
 
 What ``retain_graph=True`` costs is the memory held by the tensors the graph
 saved for backward, kept alive until the last reference to the graph (the
-``loss`` variable, usually) goes away. :func:`retain_graph_trace` measures
-exactly that on any device with :class:`course.memory.SavedTensorProbe`
-(bytes of saved tensors); :func:`cuda_retain_graph_peak` measures the
-allocator's peak with ``torch.cuda.max_memory_allocated`` (CUDA only), and
-:func:`cpu_memory_profile` reads the CPU allocator through ``torch.profiler``.
+``loss`` variable, usually) goes away. The allocator measures it:
+:func:`allocator_trace` runs a step under ``torch.profiler`` with
+``profile_memory=True`` (the CPU allocator's every allocation and free), and
+:func:`training_loop` is the short loop the chapter measures;
+:func:`cuda_retain_graph_peak` reads ``torch.cuda.max_memory_allocated``
+(CUDA only). :func:`retain_graph_trace` is the teaching view: the bytes of
+saved tensors the graph refers to, from :class:`course.memory.SavedTensorProbe`.
 :class:`PackedBytesProbe` measures what the graph holds when saved tensors go
 through your own ``saved_tensors_hooks`` (compression, offloading).
 :func:`segmentation_loss_terms` is the multi-term loss of the chapter's
@@ -250,30 +252,36 @@ def quiet_native_stderr():
         os.close(devnull)
 
 
-@dataclass
-class MemoryProfile:
-    """What ``torch.profiler`` (``profile_memory=True``) saw the CPU allocator do during a call.
+def allocator_trace(step: Callable[[], Any], warmup: int = 1):
+    """Run ``step()`` ``warmup`` times, then once under ``torch.profiler`` with ``profile_memory=True``.
 
-    ``allocated_bytes``: bytes allocated by the ops (each op's own allocations, frees not subtracted);
-    ``net_bytes``: allocated minus freed during the call, i.e. what is still allocated when it returns;
-    ``top``: ``(op name, self CPU memory in bytes, calls)`` for the ops that allocated most, largest first.
+    Returns the :class:`course.profiling.Trace`: ``.peak_bytes()`` is the CPU allocator's highest total during
+    the step above what was allocated when it started (bytes), ``.memory_curve()`` the total after each
+    allocation or free. The profiler's C++ log lines (and its note about blocks allocated before it started)
+    are silenced.
     """
-
-    allocated_bytes: int
-    net_bytes: int
-    top: list[tuple[str, int, int]]
-
-
-def cpu_memory_profile(fn: Callable[[], Any], top: int = 5) -> MemoryProfile:
-    """Run ``fn()`` under ``torch.profiler`` with ``profile_memory=True`` (CPU activity) and return a :class:`MemoryProfile` (bytes)."""
-    from torch.profiler import ProfilerActivity, profile
+    from course.profiling import profile_steps
 
     with quiet_native_stderr():
-        with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
-            fn()
-        events = prof.key_averages()
-    rows = [(e.key, int(e.self_cpu_memory_usage), int(e.count)) for e in events]
-    allocated = sum(b for _, b, _ in rows if b > 0)
-    net = sum(b for _, b, _ in rows)
-    ranked = sorted((r for r in rows if r[1] > 0 and not r[0].startswith("[")), key=lambda r: -r[1])
-    return MemoryProfile(allocated_bytes=allocated, net_bytes=net, top=ranked[:top])
+        return profile_steps(step, steps=1, warmup=warmup, memory=True)
+
+
+def training_loop(model: nn.Module, x: torch.Tensor, optimizer: torch.optim.Optimizer, retain_graph: bool = False,
+                  steps: int = 3) -> Callable[[], None]:
+    """Return a function that runs ``steps`` ordinary training steps on one batch and keeps nothing afterwards.
+
+    Each step is ``loss = model(x).square().mean(); loss.backward(retain_graph=...); optimizer.step();
+    optimizer.zero_grad()``, written the usual way: ``loss`` is rebound only when the next forward pass has
+    finished, so with ``retain_graph=True`` the previous step's graph is still alive while the next one is
+    being built. Measure it with :func:`allocator_trace`.
+    """
+    def run() -> None:
+        loss = None
+        for _ in range(steps):
+            loss = model(x).square().mean()
+            loss.backward(retain_graph=retain_graph)
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+        del loss
+
+    return run

@@ -6,6 +6,13 @@ tensors its nodes saved for backward, so :class:`SavedTensorProbe` counts
 them through ``torch.autograd.graph.saved_tensors_hooks``: how many are live
 now, the peak, and their bytes. :func:`graph_size` counts the backward nodes
 reachable from a tensor.
+
+The probe is a *teaching view* of what the graph refers to, not a memory
+measurement: a tensor saved by two nodes counts twice, and saved weights and
+inputs count although they are in memory anyway. :meth:`SavedTensorProbe.breakdown`
+separates those; the allocator's own view is ``torch.profiler`` with
+``profile_memory=True`` (see :mod:`course.profiling`), or
+``torch.cuda.max_memory_allocated`` (:func:`cuda_peak_bytes`).
 """
 from __future__ import annotations
 
@@ -28,6 +35,13 @@ class _Handle:
 
     __slots__ = ("tensor", "nbytes", "probe", "__weakref__")
 
+    def storage_key(self) -> int:
+        """An identifier of the storage this saved tensor lives in (tensors sharing storage share it)."""
+        try:
+            return int(self.tensor.untyped_storage().data_ptr())
+        except (RuntimeError, NotImplementedError):
+            return id(self)
+
     def __init__(self, tensor: torch.Tensor, probe: "SavedTensorProbe") -> None:
         # Keep a detached alias (same storage): holding the tensor itself would
         # make a cycle output -> grad_fn -> saved variable -> handle -> output
@@ -37,6 +51,7 @@ class _Handle:
         self.nbytes = tensor_bytes(tensor)
         self.probe = probe
         probe._on_pack(self)
+        probe._handles.add(self)
         weakref.finalize(self, probe._on_free, self.nbytes)
 
 
@@ -63,6 +78,29 @@ class SavedTensorProbe:
     peak_bytes: int = 0
     packed: int = 0
     _ctx: object = field(default=None, repr=False)
+    _handles: weakref.WeakSet = field(default_factory=weakref.WeakSet, repr=False)
+
+    def breakdown(self, resident: "list[torch.Tensor] | tuple[torch.Tensor, ...]" = ()) -> dict[str, int]:
+        """Split what the live saved tensors refer to, in bytes.
+
+        ``saved``: every save counted (``live_bytes``); ``distinct``: each storage once (a tensor saved by two
+        nodes, a view and its base, count once); ``resident``: the distinct storages that belong to
+        ``resident`` tensors (weights, the input batch: in memory whether or not a graph exists);
+        ``activations``: ``distinct - resident``, what the graph alone keeps alive. The last is what an
+        allocator sees still allocated after a forward pass.
+        """
+        storages: dict[int, int] = {}
+        for handle in list(self._handles):
+            storages[handle.storage_key()] = handle.nbytes
+        keys = set()
+        for t in resident:
+            try:
+                keys.add(int(t.untyped_storage().data_ptr()))
+            except (RuntimeError, NotImplementedError):
+                continue
+        distinct = sum(storages.values())
+        kept = sum(b for k, b in storages.items() if k in keys)
+        return {"saved": self.live_bytes, "distinct": distinct, "resident": kept, "activations": distinct - kept}
 
     def _on_pack(self, handle: _Handle) -> None:
         self.packed += 1

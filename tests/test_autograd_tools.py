@@ -157,13 +157,39 @@ def test_quiet_native_stderr_restores_descriptor():
     assert os.fstat(2).st_ino == before.st_ino
 
 
-def test_cpu_memory_profile_sees_allocations():
+def test_allocator_trace_sees_allocations_and_their_peak():
     a = torch.randn(256, 256)
     kept = []
-    prof = AT.cpu_memory_profile(lambda: kept.append(a @ a))
-    assert prof.allocated_bytes >= 256 * 256 * 4
-    assert prof.net_bytes >= 256 * 256 * 4              # the product is still referenced
-    assert any(name == "aten::mm" for name, _, _ in prof.top)
-    freed = AT.cpu_memory_profile(lambda: (a @ a).sum())
-    assert freed.net_bytes < 256 * 256 * 4
-    assert all(b > 0 and calls >= 1 for _, b, calls in prof.top)
+    trace = AT.allocator_trace(lambda: kept.append(a @ a), warmup=0)
+    assert trace.peak_bytes() >= 256 * 256 * 4
+    assert trace.named("aten::mm")
+    times, totals = trace.memory_curve()
+    assert len(times) == len(totals) > 0
+    net = lambda tr: sum(nbytes for _, nbytes, _ in tr.memory)      # allocated minus freed during the step
+    assert net(trace) >= 256 * 256 * 4                  # the product is still referenced
+    freed = AT.allocator_trace(lambda: (a @ a).sum(), warmup=0)
+    assert net(freed) < 256 * 256 * 4                   # made and freed inside the step
+    assert freed.peak_bytes() >= 256 * 256 * 4
+    calls = []
+    AT.allocator_trace(lambda: calls.append(1), warmup=2)
+    assert len(calls) == 3
+
+
+def test_training_loop_retain_graph_raises_the_allocator_peak():
+    torch.manual_seed(0)
+    m = AT.small_cnn(channels=4)
+    x = torch.randn(4, 3, 16, 16)
+    opt = torch.optim.SGD(m.parameters(), lr=0.01)
+    before = [p.detach().clone() for p in m.parameters()]
+    peaks = {flag: AT.allocator_trace(AT.training_loop(m, x, opt, retain_graph=flag, steps=3)).peak_bytes()
+             for flag in (False, True)}
+    assert peaks[True] > peaks[False] > 0
+    assert all(p.grad is None for p in m.parameters())   # zero_grad(set_to_none=True) after every step
+    assert any(not torch.equal(b, p) for b, p in zip(before, m.parameters()))   # the optimiser stepped
+    # the retained graph costs at most one forward's activations more than the plain loop
+    from course.memory import SavedTensorProbe
+    with SavedTensorProbe() as probe:
+        loss = m(x).square().mean()
+        activations = probe.breakdown(list(m.parameters()) + [x])["activations"]
+    del loss
+    assert peaks[True] - peaks[False] <= activations

@@ -63,3 +63,23 @@ def test_cuda_peak_bytes_needs_cuda(monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     with pytest.raises(RuntimeError, match="CUDA"):
         cuda_peak_bytes(lambda: None)
+
+
+def test_breakdown_counts_shared_storage_once_and_separates_resident_tensors():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 1))
+    x = torch.randn(5, 6)
+    with SavedTensorProbe() as probe:
+        loss = model(x).sum()
+        parts = probe.breakdown(list(model.parameters()) + [x])
+        plain = probe.breakdown()
+    # Linear 1 saves x (resident; its weight is not needed: x needs no gradient); ReLU saves its output, which
+    # Linear 2 saves again (twice), with Linear 2's weight (resident).
+    assert parts["saved"] == probe.live_bytes and parts["saved"] > parts["distinct"]
+    relu_out = 5 * 8 * 4
+    weight2 = 8 * 4
+    assert parts["activations"] == relu_out, parts
+    assert parts["resident"] == tensor_bytes(x) + weight2
+    assert plain["resident"] == 0 and plain["activations"] == plain["distinct"] == parts["distinct"]
+    loss.backward()
+    assert probe.breakdown()["distinct"] == 0
