@@ -20,23 +20,57 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 COURSE_ID = "pytorch-internals"
+LANDING_URL = "/lab/tree/index.ipynb"
 INSTRUCTOR_PLUGINS = ["@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:create-assignment",
                       "@jupyter/nbgrader:course-list"]
 
-STUDENT_NBGRADER_CONFIG = '''"""nbgrader, as a student's JupyterLab sees it: the course id and the local exchange (written by course.lab)."""
+STUDENT_NBGRADER_CONFIG = '''"""nbgrader, as a student's JupyterLab sees it (written by course.lab; the hub writes the same for a class)."""
 c = get_config()  # noqa: F821
 c.CourseDirectory.course_id = {course_id!r}
 c.Exchange.root = {exchange!r}
-c.Exchange.path_includes_course = True
+# One working copy per chapter: <root>/<chapter>/, the folder the landing page opens. Fetch creates it
+# (or only adds files missing there), Submit hands in exactly that folder.
+c.Exchange.path_includes_course = False
+{assignment_dir}c.ExchangeFetchAssignment.replace_missing_files = True
+# Submit refuses once, with a message in the Assignments tab, when no answer differs from the release.
+c.ExchangeFactory.submit = "course.submit.ExchangeSubmit"
+from course.submit import install as _submit_message  # noqa: E402
+_submit_message()
 from course.validate import install as _short_validate  # noqa: E402
 _short_validate()
 '''
+
+
+def student_nbgrader_config(exchange: str | Path, assignment_dir: str | Path | None = None,
+                            course_id: str = COURSE_ID) -> str:
+    """The student's ``nbgrader_config.py``: course id, exchange, one working copy per chapter, the checked Submit.
+
+    ``assignment_dir``: where the working copies live (default: the Jupyter server's root folder)."""
+    line = f"c.Exchange.assignment_dir = {str(assignment_dir)!r}\n" if assignment_dir else ""
+    return STUDENT_NBGRADER_CONFIG.format(course_id=course_id, exchange=str(exchange), assignment_dir=line)
+
+
+def write_student_config(config: Path, exchange: str | Path, assignment_dir: str | Path | None = None) -> Path:
+    """Write a student's Jupyter configuration folder: nbgrader's config, the student extensions only.
+
+    Used as ``JUPYTER_CONFIG_DIR`` by ``make lab`` and as an entry of ``JUPYTER_CONFIG_PATH`` by the hub."""
+    config = Path(config)
+    (config / "labconfig").mkdir(parents=True, exist_ok=True)
+    (config / "nbgrader_config.py").write_text(student_nbgrader_config(exchange, assignment_dir))
+    page = {"disabledExtensions": {name: True for name in INSTRUCTOR_PLUGINS}}
+    (config / "labconfig" / "page_config.json").write_text(json.dumps(page, indent=1))
+    server = {"ServerApp": {"jpserver_extensions": {"nbgrader.server_extensions.formgrader": False,
+                                                    "nbgrader.server_extensions.course_list": False,
+                                                    "nbgrader.server_extensions.assignment_list": True,
+                                                    "nbgrader.server_extensions.validate_assignment": True}}}
+    (config / "jupyter_server_config.json").write_text(json.dumps(server, indent=1))
+    return config
 
 
 def chapters(root: Path) -> list[str]:
@@ -96,19 +130,34 @@ NEEDS = {  # what a chapter needs; a GPU is never required
 }
 
 
-def chapter_facts(nb_path: Path) -> dict:
-    """Title, time estimate and points of a chapter, read from its notebook."""
-    import re
+# The title cell's time estimate: "**Time:** about 75 minutes", "**Estimated time:** 90 to 120 minutes",
+# "**Estimated time:** 2.5 hours", "**Time:** 90-110 min" (either label, bold colon inside or outside).
+_TIME = re.compile(r"\*\*(?:Estimated\s+)?time:?\*\*:?\s*(about\s+|around\s+|~\s*)?"
+                   r"([0-9]+(?:\.[0-9]+)?)(?:\s*(?:to|-|–|—)\s*([0-9]+(?:\.[0-9]+)?))?\s*"
+                   r"(minutes|minute|mins|min|hours|hour|hrs|hr|h)\b", re.I)
 
+
+def estimated_time(text: str) -> str:
+    """The time estimate in a chapter's markdown, in minutes ("about 75 min", "90–120 min"); "?" if none."""
+    m = _TIME.search(text)
+    if not m:
+        return "?"
+    scale = 60 if m.group(4).lower().startswith("h") else 1
+    low, high = (float(g) * scale if g else None for g in (m.group(2), m.group(3)))
+    span = f"{low:g}–{high:g}" if high is not None else f"{low:g}"
+    return f"{'about ' if m.group(1) else ''}{span} min"
+
+
+def chapter_facts(nb_path: Path) -> dict:
+    """Title, time estimate ("time", e.g. "about 75 min"; "?" when the title cell gives none) and points."""
     nb = json.loads(Path(nb_path).read_text())
     text = "\n".join("".join(c["source"]) if isinstance(c["source"], list) else c["source"]
                      for c in nb["cells"] if c["cell_type"] == "markdown")
     title = re.search(r"^#\s+(.+)$", text, re.M)
-    minutes = re.search(r"\*\*Time:?\*\*:?\s*(?:about\s+)?([0-9]+(?:\s*(?:to|-|–)\s*[0-9]+)?)\s*min", text)
     points = sum(float(c.get("metadata", {}).get("nbgrader", {}).get("points", 0)) for c in nb["cells"]
                  if c.get("metadata", {}).get("nbgrader", {}).get("grade"))
-    return {"title": title.group(1).strip() if title else nb_path.stem,
-            "minutes": minutes.group(1) if minutes else "?", "points": points}
+    return {"title": title.group(1).strip() if title else nb_path.stem, "time": estimated_time(text),
+            "points": points}
 
 
 def write_index(root: Path, dest: Path) -> Path:
@@ -119,7 +168,7 @@ def write_index(root: Path, dest: Path) -> Path:
     for ch in chapters(root):
         nb_path = next((Path(root) / "release" / ch).glob("*.ipynb"))
         f = chapter_facts(nb_path)
-        rows.append(f"| [{f['title']}]({ch}/{nb_path.name}) | {f['minutes']} min | {f['points']:g} | {NEEDS.get(ch, 'CPU')} |")
+        rows.append(f"| [{f['title']}]({ch}/{nb_path.name}) | {f['time']} | {f['points']:g} | {NEEDS.get(ch, 'CPU')} |")
     nb = nbformat.v4.new_notebook()
     nb.metadata = {"kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}}
     nb.cells = [
@@ -147,15 +196,31 @@ def exchange(root: Path) -> Path:
     ex = root / ".exchange"
     ex.mkdir(exist_ok=True)
     os.chmod(ex, 0o1777)
-    bindir = Path(sys.executable).parent
-    env = dict(os.environ, PATH=f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}")
     for ch in chapters(root):
-        if (ex / COURSE_ID / "outbound" / ch).is_dir():
-            continue
-        subprocess.run([str(bindir / "nbgrader"), "release_assignment", ch, f"--Exchange.root={ex}",
-                        f"--CourseDirectory.course_id={COURSE_ID}"],
-                       cwd=root, env=env, check=True, capture_output=True, text=True)
+        if not (ex / COURSE_ID / "outbound" / ch).is_dir():
+            release_to_exchange(root, ex, ch)
     return ex
+
+
+def release_to_exchange(root: Path, ex: Path, chapter: str) -> None:
+    """``nbgrader release_assignment CHAPTER`` into the exchange ``ex``, in this process (a second each,
+    instead of a few seconds per chapter for a new nbgrader process), with the course's own configuration."""
+    from traitlets.config import Config
+    from traitlets.config.loader import PyFileConfigLoader
+    from nbgrader.auth import Authenticator
+    from nbgrader.coursedir import CourseDirectory
+    from nbgrader.exchange import ExchangeFactory
+
+    cfg = Config()
+    if (Path(root) / "nbgrader_config.py").is_file():
+        cfg.merge(PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config())
+    cfg.CourseDirectory.root = str(root)
+    cfg.CourseDirectory.course_id = COURSE_ID
+    cfg.Exchange.root = str(ex)
+    coursedir = CourseDirectory(config=cfg)
+    coursedir.assignment_id = chapter
+    ExchangeFactory(config=cfg).ReleaseAssignment(coursedir=coursedir, authenticator=Authenticator(config=cfg),
+                                                  config=cfg).start()
 
 
 def student(root: Path) -> Path:
@@ -167,14 +232,7 @@ def student(root: Path) -> Path:
     if not (work / "index.ipynb").exists():
         write_index(root, work / "index.ipynb")
     ex = exchange(root)
-    config = root / ".student" / "jupyter"
-    (config / "labconfig").mkdir(parents=True, exist_ok=True)
-    (config / "nbgrader_config.py").write_text(STUDENT_NBGRADER_CONFIG.format(course_id=COURSE_ID, exchange=str(ex)))
-    page = {"disabledExtensions": {name: True for name in INSTRUCTOR_PLUGINS}}
-    (config / "labconfig" / "page_config.json").write_text(json.dumps(page, indent=1))
-    server = {"ServerApp": {"jpserver_extensions": {"nbgrader.server_extensions.formgrader": False,
-                                                    "nbgrader.server_extensions.course_list": False}}}
-    (config / "jupyter_server_config.json").write_text(json.dumps(server, indent=1))
+    write_student_config(root / ".student" / "jupyter", ex, assignment_dir=work)
     lab_settings(root / ".student" / "lab-settings")
     return work
 
@@ -205,7 +263,9 @@ def command(who: str, root: Path, extra: list[str] | None = None,
         work = student(root)
         env.update(JUPYTER_CONFIG_DIR=str(root / ".student" / "jupyter"),
                    JUPYTERLAB_SETTINGS_DIR=str(root / ".student" / "lab-settings"))
-        return [jupyter, "lab", f"--ServerApp.root_dir={work}", *(extra or [])], env, work
+        # The landing page is the server's default URL: what the browser opens, and what `--no-browser` prints.
+        return [jupyter, "lab", f"--ServerApp.root_dir={work}", f"--LabApp.default_url={LANDING_URL}",
+                *(extra or [])], env, work
     instructor(root)
     env["JUPYTERLAB_SETTINGS_DIR"] = str(root / ".instructor" / "lab-settings")
     env["COURSE_GRADEBOOK_URL"] = f"sqlite:///{(root / (gradebook or 'gradebook.db')).resolve()}"
@@ -221,8 +281,6 @@ def main(argv: list[str] | None = None) -> int:
         extra = args[3:]
         gradebook = os.environ.get("GRADEBOOK")
         cmd, env, cwd = command(args[1], Path(args[2]), extra, gradebook)
-        if args[1] == "student" and not any(a.endswith(".ipynb") for a in extra):
-            cmd.append("index.ipynb")
         os.chdir(cwd)
         os.execvpe(cmd[0], cmd, env)
     if len(args) != 2 or args[0] not in ("student", "instructor", "exchange"):

@@ -117,7 +117,9 @@ def test_student_setup_copies_without_overwriting_and_configures_jupyter(course_
     cfg = course_copy / ".student" / "jupyter"
     page = json.loads((cfg / "labconfig" / "page_config.json").read_text())
     assert page["disabledExtensions"]["@jupyter/nbgrader:formgrader"] is True
-    assert "pytorch-internals" in (cfg / "nbgrader_config.py").read_text()
+    nbcfg = (cfg / "nbgrader_config.py").read_text()
+    assert "pytorch-internals" in nbcfg and "path_includes_course = False" in nbcfg
+    assert "course.submit.ExchangeSubmit" in nbcfg and repr(str(work)) in nbcfg, nbcfg
     ex = course_copy / ".exchange" / "pytorch-internals" / "outbound"
     assert sorted(p.name for p in ex.iterdir()) == lab.chapters(course_copy)
     index = nbformat.read(str(work / "index.ipynb"), as_version=4)
@@ -128,8 +130,30 @@ def test_student_setup_copies_without_overwriting_and_configures_jupyter(course_
 
 
 def test_chapter_facts_reads_time_and_points():
-    facts = lab.chapter_facts(REPO / "release" / "01_dynamic_graphs" / "01_dynamic_graphs.ipynb")
-    assert facts["points"] > 0 and facts["minutes"] != "?" and facts["title"]
+    for nb in sorted((REPO / "release").glob("*/*.ipynb")):
+        facts = lab.chapter_facts(nb)
+        assert facts["points"] > 0 and facts["title"], nb.name
+        assert facts["time"] != "?" and facts["time"].endswith(" min"), (nb.name, facts["time"])
+
+
+@pytest.mark.parametrize("text, shown", [
+    ("**Time:** about 75 minutes. **Points:** 23", "about 75 min"),
+    ("**Estimated time:** 90 to 120 minutes. The notebook runs", "90–120 min"),
+    ("**Estimated time:** 90–120 minutes.", "90–120 min"),
+    ("**Estimated time:** 2.5 hours (the notebook itself runs in", "150 min"),
+    ("**Time**: 45 min", "45 min"),
+    ("**Points:** 12, and no estimate", "?"),
+])
+def test_time_estimate_accepts_both_title_forms(text, shown):
+    assert lab.estimated_time(text) == shown
+
+
+def test_landing_page_has_no_unknown_times(course_copy):
+    lab.write_index(course_copy, course_copy / "index.ipynb")
+    table = nbformat.read(str(course_copy / "index.ipynb"), as_version=4).cells[0].source
+    rows = [r for r in table.splitlines() if r.startswith("| [")]
+    assert len(rows) == len(lab.chapters(course_copy))
+    assert "? min" not in table and all(" min |" in r for r in rows), table
 
 
 def test_lab_command_line(course_copy):
@@ -137,3 +161,141 @@ def test_lab_command_line(course_copy):
                          text=True, check=True).stdout
     assert out.strip().endswith(".exchange")
     assert subprocess.run([sys.executable, "-m", "course.lab", "nope"], capture_output=True).returncode == 2
+
+
+# --- One working copy per chapter, and a Submit that says when nothing was answered -------------------------
+
+@pytest.fixture(scope="module")
+def student_course(tmp_path_factory, monkeypatch_module):
+    """A course copy after ``make lab``'s setup, with the student's Jupyter configuration in force."""
+    root = tmp_path_factory.mktemp("submit") / "course"
+    shutil.copytree(REPO / "release", root / "release")
+    shutil.copy(REPO / "nbgrader_config.py", root / "nbgrader_config.py")
+    (root / "source").mkdir()
+    work = lab.student(root)
+    monkeypatch_module.setenv("JUPYTER_CONFIG_DIR", str(root / ".student" / "jupyter"))
+    monkeypatch_module.setenv("JUPYTER_DATA_DIR", str(root / ".student-data"))
+    return root, work
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_module():
+    mp = pytest.MonkeyPatch()
+    yield mp
+    mp.undo()
+
+
+def _manager(work: Path):
+    from nbgrader.server_extensions.assignment_list.handlers import AssignmentList
+    manager = AssignmentList()
+    manager.root_dir = str(work)
+    return manager
+
+
+def _inbound(root: Path, chapter: str) -> list[Path]:
+    return sorted((root / ".exchange" / "pytorch-internals" / "inbound").glob(f"*+{chapter}+*"))
+
+
+def _set_solution(path: Path, grade_id: str, source: str) -> None:
+    nb = json.loads(path.read_text())
+    cell = next(c for c in nb["cells"] if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == grade_id)
+    cell["source"] = source
+    path.write_text(json.dumps(nb))
+
+
+def test_assignment_list_shows_the_landing_pages_copy_as_fetched(student_course):
+    root, work = student_course
+    listed = _manager(work).list_assignments(course_id="pytorch-internals")
+    assert listed["success"], listed
+    released = {a["assignment_id"]: a for a in listed["value"] if a.get("status") in ("released", "fetched")}
+    assert set(released) == set(lab.chapters(root))
+    for ch, a in released.items():
+        assert a["status"] == "fetched", f"{ch}: the tab would offer a second copy"
+        assert a["path"] == ch, a["path"]  # my_work/<chapter>, relative to the server's root
+    assert not (work / "pytorch-internals").exists()
+
+
+def test_submit_hands_in_the_edited_working_copy(student_course):
+    root, work = student_course
+    nb = work / "01_dynamic_graphs" / "01_dynamic_graphs.ipynb"
+    _set_solution(nb, "sgd_step", "def sgd_step(params, loss_fn, lr, weight_decay=0.0):\n    return 42.0  # edited\n")
+    out = _manager(work).submit_assignment("pytorch-internals", "01_dynamic_graphs")
+    assert out["success"], out
+    (sub,) = _inbound(root, "01_dynamic_graphs")
+    handed_in = json.loads((sub / "01_dynamic_graphs.ipynb").read_text())
+    assert "return 42.0  # edited" in json.dumps(handed_in), "the exchange did not receive the edited notebook"
+
+
+def test_submit_of_an_unanswered_notebook_says_so_once(student_course):
+    root, work = student_course
+    from course import submit
+    manager = _manager(work)
+    manager.list_assignments(course_id="pytorch-internals")  # what the tab does first: loads the student's config
+    out = manager.submit_assignment("pytorch-internals", "02_autograd")
+    assert out["success"] is False
+    assert "none of your answers" in out["value"] and "02_autograd/02_autograd.ipynb" in out["value"], out["value"]
+    assert "Traceback" not in out["value"] and "press Submit once more" in out["value"]
+    assert not _inbound(root, "02_autograd"), "an unanswered notebook was handed in without a second Submit"
+    again = manager.submit_assignment("pytorch-internals", "02_autograd")
+    assert again["success"], again
+    assert len(_inbound(root, "02_autograd")) == 1
+    # Other failures keep nbgrader's own report.
+    shutil.rmtree(work / "03_torchscript")
+    other = manager.submit_assignment("pytorch-internals", "03_torchscript")
+    assert other["success"] is False and "Traceback" in other["value"] and "none of your answers" not in other["value"]
+    assert submit.install() is False, "installed twice"
+
+
+def test_answered_compares_solution_cells_only():
+    from course import submit
+    release = json.loads((REPO / "release" / "01_dynamic_graphs" / "01_dynamic_graphs.ipynb").read_text())
+    same = json.loads(json.dumps(release))
+    same["metadata"]["language_info"] = {"name": "python", "version": "3.11"}
+    for c in same["cells"]:
+        if c["cell_type"] == "code" and not c.get("metadata", {}).get("nbgrader", {}).get("solution"):
+            c["outputs"] = [{"output_type": "stream", "name": "stdout", "text": "ran"}]
+    assert not submit.answered(same, release), "outputs and metadata are not answers"
+    edited = json.loads(json.dumps(release))
+    cell = next(c for c in edited["cells"] if c.get("metadata", {}).get("nbgrader", {}).get("solution"))
+    cell["source"] = "".join(cell["source"]) + "\nx = 1"
+    assert submit.answered(edited, release)
+    stripped = json.loads(json.dumps(release))
+    for c in stripped["cells"]:
+        c.get("metadata", {}).pop("nbgrader", None)
+    assert submit.answered(stripped, release), "a notebook whose metadata was stripped is the grader's to repair"
+
+
+def test_no_browser_prints_the_landing_page_url(student_course):
+    """`make lab LAB_ARGS=--no-browser`: the URL it prints opens index.ipynb, not the Launcher."""
+    import re
+    import signal
+    import socket
+    import time
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    course_copy = student_course[0]
+    log = course_copy / "lab.log"
+    env = dict(__import__("os").environ)
+    env.pop("JUPYTER_CONFIG_DIR", None)
+    proc = subprocess.Popen([sys.executable, "-m", "course.lab", "serve", "student", str(course_copy), "--no-browser",
+                             "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}"],
+                            stdout=open(log, "w"), stderr=subprocess.STDOUT, start_new_session=True, env=env)
+    try:
+        url = None
+        for _ in range(240):
+            m = re.search(rf"http://127\.0\.0\.1:{port}/\S*\?token=\w+", log.read_text())
+            if m:
+                url = m.group(0)
+                break
+            assert proc.poll() is None, log.read_text()[-2000:]
+            time.sleep(0.5)
+        assert url, log.read_text()[-2000:]
+        assert f"127.0.0.1:{port}{lab.LANDING_URL}?token=" in url, url
+        import urllib.request
+        with urllib.request.urlopen(url.replace(lab.LANDING_URL, "/api/contents/index.ipynb"), timeout=30) as r:
+            assert json.loads(r.read())["type"] == "notebook"
+    finally:
+        __import__("os").killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=30)
