@@ -15,7 +15,13 @@
   :data:`CPP_LOADER_SOURCE`: leave Python, with an AOTInductor package and a LibTorch (C++) program;
 * :func:`run_saved`: run a saved TorchScript (``.pt``) or ``torch.export``
   (``.pt2``) file in a fresh Python process that imports only ``torch``, to
-  prove the file does not need the Python class that produced it.
+  prove the file does not need the Python class that produced it;
+* :func:`spread` and :func:`paired_ratio`: a median with its quartiles, and the
+  round-by-round ratio of two interleaved timings;
+* :func:`shared_tensors`, :func:`graph_census`, :func:`draft_failures` and
+  :func:`graph_tensor_bytes`: what an exported program shares with the live
+  model, what freezing removed from a graph, what ``draft_export`` found (and
+  where), and how many bytes a quantized graph really reads.
 """
 from __future__ import annotations
 
@@ -129,13 +135,15 @@ def median_ms(fn: Callable[[], object], repeats: int = 20, warmup: int = 3, sync
 
 
 def compare_ms(fns: dict[str, Callable[[], object]], repeats: int = 20, warmup: int = 3,
-               sync: bool = False) -> dict[str, dict[str, float]]:
-    """Time several callables in interleaved rounds; return ``{name: {"median": ms, "min": ms}}`` in milliseconds.
+               sync: bool = False) -> dict[str, dict]:
+    """Time several callables in interleaved rounds; return ``{name: spread + {"samples": [...]}}`` in milliseconds.
 
     Each round calls every function once, in turn, so a burst of load from
     another process slows all of them alike instead of one. ``warmup``
-    untimed rounds come first. ``min`` is the least disturbed run,
-    ``median`` the typical one.
+    untimed rounds come first. Per name: ``median`` (the typical run),
+    ``q1``/``q3`` (the middle half of the runs), ``min`` (the least disturbed
+    run), ``max``, ``n`` and the raw ``samples`` in round order (see
+    :func:`spread` and :func:`paired_ratio`).
     """
     if repeats < 1:
         raise ValueError("repeats must be at least 1")
@@ -146,7 +154,38 @@ def compare_ms(fns: dict[str, Callable[[], object]], repeats: int = 20, warmup: 
     for _ in range(repeats):
         for name, fn in fns.items():
             samples[name].extend(timings_ms(fn, repeats=1, warmup=0, sync=sync))
-    return {name: {"median": float(statistics.median(v)), "min": float(min(v))} for name, v in samples.items()}
+    return {name: {**spread(v), "samples": list(v)} for name, v in samples.items()}
+
+
+def spread(samples: list[float]) -> dict[str, float]:
+    """Summarise timings: ``{"median", "q1", "q3", "min", "max", "n"}`` in the samples' own unit.
+
+    ``q1`` and ``q3`` are the quartiles (``statistics.quantiles``, inclusive
+    method), so ``q1..q3`` holds the middle half of the runs: the spread to
+    report beside a median. With one sample every field is that sample.
+    """
+    v = [float(s) for s in samples]
+    if not v:
+        raise ValueError("no samples")
+    if len(v) == 1:
+        q1 = q3 = v[0]
+    else:
+        q1, _, q3 = statistics.quantiles(v, n=4, method="inclusive")
+    return {"median": float(statistics.median(v)), "q1": float(q1), "q3": float(q3),
+            "min": float(min(v)), "max": float(max(v)), "n": len(v)}
+
+
+def paired_ratio(numerator: list[float], denominator: list[float]) -> dict[str, float]:
+    """The round-by-round ratio ``numerator[i] / denominator[i]`` summarised with :func:`spread`.
+
+    :func:`compare_ms` times its variants in interleaved rounds, so the i-th
+    samples of two variants ran side by side, under the same load; their ratio
+    per round is a fairer "speed-up" than a ratio of two medians, and its
+    quartiles say how much it swung during the measurement.
+    """
+    if len(numerator) != len(denominator) or not numerator:
+        raise ValueError("need two equally long, non-empty lists of paired samples")
+    return spread([a / b for a, b in zip(numerator, denominator)])
 
 
 @contextlib.contextmanager
@@ -392,18 +431,40 @@ class CppBuild:
     binary: Path               #: where the program will be
     log: Path                  #: the compiler's output (stdout and stderr)
     started: float             #: ``time.perf_counter()`` when the compiler started
+    finished: float | None = None  #: ``time.perf_counter()`` when the compiler exited (set by a watcher thread)
+
+    def __post_init__(self) -> None:
+        import threading
+
+        # The clock stops when the compiler exits, whenever wait() is called: a wait() that comes after
+        # other work (an AOTInductor compile, say) must not count that work as build time.
+        def watch() -> None:
+            self.process.wait()
+            self.finished = time.perf_counter()
+
+        self._watcher = threading.Thread(target=watch, daemon=True)
+        self._watcher.start()
+
+    @property
+    def seconds(self) -> float | None:
+        """The build's own wall time in seconds (compiler start to exit), or None while it still runs."""
+        return None if self.finished is None else self.finished - self.started
 
     def wait(self, timeout: float = 900.0) -> float:
-        """Wait for the compiler; return the build's wall time in seconds (from its start).
+        """Wait for the compiler; return the build's own wall time in seconds (start to the compiler's exit).
 
-        Raises ``RuntimeError`` with the compiler's last output lines if the build failed.
+        The time does not include any wait between the compiler's exit and
+        this call. Raises ``RuntimeError`` with the compiler's last output
+        lines if the build failed.
         """
         self.process.wait(timeout=timeout)
-        seconds = time.perf_counter() - self.started
+        self._watcher.join(timeout=5.0)
+        if self.finished is None:  # the watcher cannot lag behind wait() by more than a moment
+            self.finished = time.perf_counter()
         if self.process.returncode != 0:
             raise RuntimeError(f"the C++ build failed ({self.process.returncode}):\n"
                                f"{self.log.read_text(errors='replace')[-3000:]}")
-        return seconds
+        return self.finished - self.started
 
 
 def start_cpp_build(source_text: str, binary: str | os.PathLike, toolchain: Toolchain | None = None) -> CppBuild:
@@ -516,3 +577,94 @@ def error_line(text: str) -> str:
     if named:
         return named[-1]
     return lines[0] if lines else ""
+
+
+# --- What a program holds: shared weights, graph census, draft-export reports, bytes read ------------
+
+def shared_tensors(program: torch.export.ExportedProgram, model: torch.nn.Module) -> list[str]:
+    """Names of ``program.state_dict`` entries that share memory with one of ``model``'s parameters or buffers.
+
+    ``torch.export`` lifts parameters and buffers into the program's
+    ``state_dict`` *by reference*: an entry listed here is the caller's own
+    tensor, so an in-place update of the model (an optimizer step,
+    ``load_state_dict``, ``.double()``) changes what the program computes.
+    A program exported from a deep copy, or loaded from a file, lists none.
+    """
+    live = {t.untyped_storage().data_ptr() for t in list(model.parameters()) + list(model.buffers())
+            if t.numel() > 0}
+    return [name for name, t in program.state_dict.items()
+            if isinstance(t, torch.Tensor) and t.numel() > 0 and t.untyped_storage().data_ptr() in live]
+
+
+def graph_census(module: torch.jit.ScriptModule, kinds: tuple[str, ...] = (
+        "prim::GetAttr", "aten::batch_norm", "aten::conv2d", "aten::_convolution", "aten::linear",
+        "prim::If", "prim::Constant")) -> dict[str, int]:
+    """Count nodes of each kind in a TorchScript module's inlined ``forward`` graph; return ``{kind: count, "total": n}``.
+
+    What freezing changes shows here: attribute reads (``prim::GetAttr``)
+    become constants, ``batch_norm`` after a convolution is folded into it,
+    and the ``self.training`` branches (``prim::If``) disappear.
+    """
+    nodes = list(module.inlined_graph.nodes())
+    out = {k: 0 for k in kinds}
+    for n in nodes:
+        if n.kind() in out:
+            out[n.kind()] += 1
+    out["total"] = len(nodes)
+    return out
+
+
+def draft_failures(program: torch.export.ExportedProgram) -> list[dict[str, object]]:
+    """The failures that ``torch.export.draft_export`` recorded; one dict per failure.
+
+    Each dict has ``type`` (e.g. ``"GUARD_ADDED"``, ``"DATA_DEPENDENT_ERROR"``),
+    ``expr`` (the guard or expression), and the innermost *user* frame:
+    ``file``, ``line`` and ``code`` (``None`` when torch recorded no user
+    frame). Read from ``program._report`` directly, because on torch 2.14
+    ``str(report)`` raises ``IndexError`` when a failure has an empty user
+    stack. An empty list means draft export found nothing to report.
+    """
+    report = getattr(program, "_report", None)
+    if report is None:
+        return []
+    names = dict(getattr(report, "str_to_filename", {}) or {})
+    try:  # the report maps only the files first seen by this export; the process-wide table has the rest
+        from torch._logging.structured import INTERN_TABLE
+        for text, number in INTERN_TABLE.items():
+            names.setdefault(number, text)
+    except ImportError:  # pragma: no cover - a torch without the table
+        pass
+    out = []
+    for failure in report.failures:
+        data = getattr(failure, "data", {}) or {}
+        stack = data.get("user_stack") or []
+        frame = stack[-1] if stack else {}
+        filename = frame.get("filename")
+        out.append({"type": getattr(failure.failure_type, "name", str(failure.failure_type)),
+                    "expr": str(data.get("expr", data.get("reason", ""))),
+                    "file": names.get(filename, filename) if frame else None,
+                    "line": frame.get("line"), "code": frame.get("loc")})
+    return out
+
+
+def graph_tensor_bytes(module: torch.fx.GraphModule) -> dict[str, int]:
+    """Bytes of the tensors an FX graph module *reads* (``get_attr`` nodes), by dtype, plus ``"total"``.
+
+    After PT2E quantization the module still carries the original float
+    weights as attributes although its graph no longer reads them: counting
+    ``state_dict()`` would include them. This counts only what the graph uses.
+    """
+    out: dict[str, int] = {}
+    seen: set[str] = set()
+    for node in module.graph.nodes:
+        if node.op != "get_attr" or node.target in seen:
+            continue
+        seen.add(node.target)
+        obj = module
+        for part in str(node.target).split("."):
+            obj = getattr(obj, part)
+        if isinstance(obj, torch.Tensor):
+            key = str(obj.dtype).replace("torch.", "")
+            out[key] = out.get(key, 0) + obj.numel() * obj.element_size()
+    out["total"] = sum(out.values())
+    return out

@@ -188,7 +188,9 @@ def test_compare_ms_interleaves(monkeypatch):
     out = deploy.compare_ms({"a": lambda: order.append("a"), "b": lambda: order.append("b")}, repeats=3, warmup=1)
     assert order == ["a", "b"] * 4  # one warm-up round, then three timed rounds, alternating
     assert set(out) == {"a", "b"}
-    assert out["a"] == {"median": pytest.approx(1.0), "min": pytest.approx(1.0)}
+    assert out["a"]["median"] == pytest.approx(1.0) and out["a"]["min"] == pytest.approx(1.0)
+    assert out["a"]["q1"] == pytest.approx(1.0) and out["a"]["q3"] == pytest.approx(1.0)
+    assert out["a"]["n"] == 3 and out["a"]["samples"] == pytest.approx([1.0, 1.0, 1.0])
     with pytest.raises(ValueError):
         deploy.compare_ms({"a": lambda: None}, repeats=0)
 
@@ -303,3 +305,95 @@ def test_cpp_loader_runs_torchscript_and_aoti_without_python(tmp_path):
     assert "mat1 and mat2" in deploy.error_line(res["torchscript"])
     compiled = torch._inductor.aoti_load_package(str(tmp_path / "m_aoti.pt2"))
     torch.testing.assert_close(compiled(deploy.loader_input(3, 6)), model(deploy.loader_input(3, 6)).detach())
+
+
+def test_spread_and_paired_ratio():
+    sp = deploy.spread([4.0, 1.0, 3.0, 2.0, 5.0])
+    assert sp == {"median": 3.0, "q1": 2.0, "q3": 4.0, "min": 1.0, "max": 5.0, "n": 5}
+    assert deploy.spread([7.0])["q1"] == 7.0 == deploy.spread([7.0])["q3"]
+    with pytest.raises(ValueError):
+        deploy.spread([])
+    r = deploy.paired_ratio([2.0, 4.0, 9.0], [1.0, 2.0, 3.0])
+    assert r["median"] == 2.0 and r["max"] == 3.0 and r["n"] == 3
+    with pytest.raises(ValueError):
+        deploy.paired_ratio([1.0], [1.0, 2.0])
+
+
+def test_cpp_build_clock_stops_when_the_compiler_exits(tmp_path):
+    """wait() called long after the compiler exited still reports the compiler's own time."""
+    import subprocess
+    import time as _time
+
+    log = tmp_path / "log"
+    log.write_text("")
+    proc = subprocess.Popen(["sleep", "0.2"])
+    build = deploy.CppBuild(process=proc, binary=tmp_path / "x", log=log, started=_time.perf_counter())
+    _time.sleep(1.2)                      # other work (an AOTInductor compile) before wait() is called
+    seconds = build.wait()
+    assert 0.15 < seconds < 0.9, seconds
+    assert build.seconds == pytest.approx(seconds)
+    failing = deploy.CppBuild(process=subprocess.Popen(["false"]), binary=tmp_path / "y", log=log,
+                              started=_time.perf_counter())
+    with pytest.raises(RuntimeError, match="C\\+\\+ build failed"):
+        failing.wait()
+
+
+def test_shared_tensors_by_reference_and_snapshot():
+    import copy
+
+    model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.BatchNorm1d(4)).eval()
+    ep = torch.export.export(model, (torch.randn(2, 3),))
+    names = deploy.shared_tensors(ep, model)
+    assert {"0.weight", "0.bias", "1.weight", "1.bias", "1.running_mean", "1.running_var"} <= set(names)
+    before = ep.module()(torch.ones(2, 3))
+    with torch.no_grad():
+        model[0].weight.add_(1.0)              # an in-place update of the live model reaches the program
+    assert not torch.equal(ep.module()(torch.ones(2, 3)), before)
+    snap = torch.export.export(copy.deepcopy(model), (torch.randn(2, 3),))
+    assert deploy.shared_tensors(snap, model) == []
+
+
+def test_graph_census_sees_what_freezing_removes():
+    net = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.BatchNorm2d(4), torch.nn.ReLU()).eval()
+    with warnings.catch_warnings():
+        deploy.filter_jit_deprecation()
+        scripted = torch.jit.script(net)
+        frozen = torch.jit.freeze(torch.jit.script(net))
+    a, b = deploy.graph_census(scripted), deploy.graph_census(frozen)
+    assert a["aten::batch_norm"] == 1 and b["aten::batch_norm"] == 0
+    assert a["prim::GetAttr"] > 0 and b["prim::GetAttr"] == 0
+    assert a["total"] > b["total"] > 0
+
+
+class _SliceBuffer(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("pos", torch.arange(8.0))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + self.pos[: x.shape[0]]      # only 8 positions: lengths above 8 cannot work
+
+
+def test_draft_failures_names_the_user_frame():
+    ep = torch.export.draft_export(_SliceBuffer(), (torch.randn(4),),
+                                   dynamic_shapes=({0: torch.export.Dim("n", min=2, max=64)},))
+    found = deploy.draft_failures(ep)
+    assert found, "draft_export should report the guard n <= 8"
+    assert any(f["file"] and f["file"].endswith("test_deploy.py") and "self.pos" in (f["code"] or "") for f in found)
+    assert any("8" in f["expr"] for f in found)
+    clean = torch.export.draft_export(torch.nn.Linear(2, 2), (torch.randn(3, 2),))
+    assert deploy.draft_failures(clean) == []
+    assert deploy.draft_failures(torch.export.export(torch.nn.Linear(2, 2), (torch.randn(3, 2),))) == []
+
+
+def test_graph_tensor_bytes_counts_only_what_the_graph_reads():
+    m = torch.nn.Module()
+    m.used = torch.nn.Parameter(torch.zeros(4, 2))              # float32: 32 bytes
+    m.small = torch.zeros(3, dtype=torch.int8)                  # 3 bytes
+    m.unused = torch.nn.Parameter(torch.zeros(100))             # never read by the graph
+    g = torch.fx.Graph()
+    x = g.placeholder("x")
+    y = g.call_function(torch.add, (x, g.get_attr("used")))
+    g.output(g.call_function(torch.add, (y, g.get_attr("small"))))
+    gm = torch.fx.GraphModule(m, g)
+    assert deploy.graph_tensor_bytes(gm) == {"float32": 32, "int8": 3, "total": 35}
