@@ -5,7 +5,8 @@ A student's JupyterLab is started exactly as ``make lab`` starts it
 copy of the course; an instructor's as ``make instructor`` does. The tests
 then do what a new student and a new instructor do: open each chapter, Run
 All, move a widget, get a wrong answer's message, press Validate, fetch and
-submit through the Assignments tab, and open Formgrader after ``make grade``.
+edit and submit through the Assignments tab (and be warned when nothing was
+answered), open the URL that `--no-browser` prints, and open Formgrader after ``make grade``.
 Screenshots go to ``tests/screenshots/`` (git-ignored).
 """
 from __future__ import annotations
@@ -302,21 +303,130 @@ def test_validate_is_short_and_summarised(page, student):
     assert text.count("The following cell failed") <= 4
 
 
-def test_assignments_tab_fetches_and_submits(page, student, course):
-    page.goto(student.url("lab?reset"))
+def open_assignment_list(page, server: Server) -> None:
+    page.goto(server.url("lab?reset"))
     page.wait_for_selector(".lm-MenuBar-itemLabel:text-is('Nbgrader')", timeout=90_000)
     menu(page, "Nbgrader", "Assignment List")
     page.wait_for_selector("text=Released assignments", timeout=60_000)
+    page.wait_for_selector("#fetched_assignments_list .list_item, #released_assignments_list .list_item", timeout=60_000)
     assert page.locator("text=Error fetching courses").count() == 0
-    row = page.locator(".list_item:has-text('03_torchscript')").first
-    row.locator("button:has-text('Fetch')").click()
+
+
+def fresh_copy(course, chapter: str) -> Path:
+    """The chapter's working copy as the student got it (the release), whatever earlier tests did to it."""
+    nb = json.loads((course / "release" / chapter / f"{chapter}.ipynb").read_text())
+    nb["metadata"]["language_info"] = lab.kernel_language_info()
+    path = course / "my_work" / chapter / f"{chapter}.ipynb"
+    path.write_text(json.dumps(nb, indent=1))
+    return path
+
+
+def inbound(course, chapter: str) -> list[Path]:
+    return sorted((course / ".exchange" / "pytorch-internals" / "inbound").glob(f"*+{chapter}+*"))
+
+
+def click_submit(page, chapter: str) -> None:
+    page.locator(f"#fetched_assignments_list > .list_item:has-text('{chapter}') button:has-text('Submit')").click()
+
+
+def test_assignments_tab_fetches_into_the_working_copy(page, student, course):
+    """A chapter folder the student deleted (to start afresh) is offered for Fetch, which recreates it in place."""
+    shutil.rmtree(course / "my_work" / "03_torchscript")
+    open_assignment_list(page, student)
+    for ch in CHAPTERS:
+        where = "released" if ch == "03_torchscript" else "fetched"
+        assert page.locator(f"#{where}_assignments_list > .list_item:has-text('{ch}')").count() == 1, (ch, where)
+    page.locator("#released_assignments_list .list_item:has-text('03_torchscript') button:has-text('Fetch')").click()
     page.wait_for_selector("#fetched_assignments_list .list_item:has-text('03_torchscript')", timeout=60_000)
-    page.locator("#fetched_assignments_list .list_item:has-text('03_torchscript') button:has-text('Submit')").click()
-    page.wait_for_selector("#submitted_assignments_list .list_item:has-text('03_torchscript')", timeout=60_000)
     page.screenshot(path=str(SHOTS / "assignments-tab.png"))
-    assert (course / "my_work" / "pytorch-internals" / "03_torchscript" / "03_torchscript.ipynb").is_file()
-    inbound = list((course / ".exchange" / "pytorch-internals" / "inbound").glob("*+03_torchscript+*"))
-    assert inbound, "the submission did not reach the exchange"
+    assert (course / "my_work" / "03_torchscript" / "03_torchscript.ipynb").is_file()
+    assert not (course / "my_work" / "pytorch-internals").exists(), "Fetch made a second copy"
+
+
+def test_submit_hands_in_the_notebook_the_student_edited(page, student, course):
+    """Edit an exercise in the landing page's copy, save, Submit in the tab: the exchange holds the edit."""
+    chapter = "01_dynamic_graphs"
+    path = fresh_copy(course, chapter)
+    answer = ("def sgd_step(params, loss_fn, lr, weight_decay=0.0):\n"
+              "    return 0.0  # typed in the browser by test_submit_hands_in_the_notebook_the_student_edited")
+    open_notebook(page, student, f"{chapter}/{chapter}.ipynb")
+    cell = page.locator(".jp-CodeCell", has_text="def sgd_step(").filter(has_text="YOUR CODE HERE").first
+    cell.scroll_into_view_if_needed()
+    cell.locator(".cm-content").click()
+    page.keyboard.press("Control+a")
+    page.keyboard.insert_text(answer)
+    save(page)
+    saved = json.loads(path.read_text())
+    sol = next(c for c in saved["cells"] if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "sgd_step")
+    assert "".join(sol["source"]).strip() == answer, "".join(sol["source"])
+    before = set(inbound(course, chapter))
+    open_assignment_list(page, student)
+    click_submit(page, chapter)
+    page.wait_for_selector(f"#submitted_assignments_list .list_item:has-text('{chapter}')", timeout=60_000)
+    page.screenshot(path=str(SHOTS / "submitted-edit.png"))
+    assert page.locator(".jp-Dialog").count() == 0, page.locator(".jp-Dialog").inner_text()
+    (new,) = set(inbound(course, chapter)) - before
+    handed_in = json.loads((new / f"{chapter}.ipynb").read_text())
+    sub = next(c for c in handed_in["cells"] if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "sgd_step")
+    assert "".join(sub["source"]).strip() == answer, "the exchange did not receive the edited notebook"
+
+
+def test_submitting_an_unanswered_notebook_warns_first(page, student, course):
+    """Submit of a notebook with no answer changed: the tab says so and hands in nothing; Submit again hands it in."""
+    chapter = "06_torch_compile"
+    fresh_copy(course, chapter)
+    assert not inbound(course, chapter)
+    open_assignment_list(page, student)
+    click_submit(page, chapter)
+    dialog = page.locator(".jp-Dialog")
+    dialog.wait_for(timeout=60_000)
+    text = dialog.inner_text()
+    page.screenshot(path=str(SHOTS / "submit-unanswered-warning.png"))
+    assert "Invalid Submission" in text and "none of your answers" in text, text
+    assert f"{chapter}/{chapter}.ipynb" in text and "Traceback" not in text, text
+    assert not inbound(course, chapter), "the unanswered notebook was handed in"
+    dialog.locator("button:has-text('Ok'), button:has-text('OK')").first.click()
+    dialog.wait_for(state="detached", timeout=30_000)
+    click_submit(page, chapter)
+    page.wait_for_selector(f"#submitted_assignments_list .list_item:has-text('{chapter}')", timeout=60_000)
+    assert len(inbound(course, chapter)) == 1, "a second Submit should hand in the unchanged notebook"
+
+
+def test_no_browser_url_opens_the_landing_page(browser, student, course):
+    """`make lab LAB_ARGS=--no-browser` prints a URL; opened, it shows index.ipynb, not the Launcher."""
+    import re
+    import signal
+    port, log = free_port(), course / "no-browser.log"
+    proc = subprocess.Popen([sys.executable, "-m", "course.lab", "serve", "student", str(course), "--no-browser",
+                             "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}"],
+                            stdout=open(log, "w"), stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        url = None
+        for _ in range(240):
+            m = re.search(rf"http://127\.0\.0\.1:{port}/\S*\?token=\w+", log.read_text())
+            if m:
+                url = m.group(0)
+                break
+            time.sleep(0.5)
+        assert url, log.read_text()[-2000:]
+        context = browser.new_context(viewport={"width": 1400, "height": 900})
+        p = context.new_page()
+        p.goto(url)
+        p.wait_for_selector(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell", timeout=120_000)
+        p.wait_for_selector(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-RenderedMarkdown h1:has-text('PyTorch Internals')",
+                            timeout=60_000)
+        p.screenshot(path=str(SHOTS / "no-browser-url.png"))
+        current = p.locator(".lm-DockPanel-tabBar .lm-TabBar-tab.jp-mod-current, .lm-DockPanel-tabBar .lm-TabBar-tab.lm-mod-current")
+        assert "index.ipynb" in current.first.inner_text()
+        assert p.locator(".jp-Launcher:visible").count() == 0, "the Launcher opened instead of the landing page"
+        context.close()
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
 
 
 def test_student_lab_hides_the_instructors_files_and_tools(page, student):
@@ -348,6 +458,7 @@ def test_the_landing_page_lists_the_chapters_and_progress(page, student, course)
         for c in saved["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])])
     for ch in CHAPTERS:
         assert ch in text, ch
+    assert "? min" not in text, "a chapter's time estimate was not read"
     assert "visible tests passing" in text, "the progress of the chapters run above should show"
 
 

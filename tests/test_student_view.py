@@ -298,4 +298,8 @@ def test_no_browser_prints_the_landing_page_url(student_course):
             assert json.loads(r.read())["type"] == "notebook"
     finally:
         __import__("os").killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=30)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            __import__("os").killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
