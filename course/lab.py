@@ -29,6 +29,8 @@ COURSE_ID = "pytorch-internals"
 LANDING_URL = "/lab/tree/index.ipynb"
 INSTRUCTOR_PLUGINS = ["@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:create-assignment",
                       "@jupyter/nbgrader:course-list"]
+# Jupyter's news poll ("get notified about official Jupyter news?"): the course runs offline.
+NEWS_PLUGIN = "@jupyterlab/apputils-extension:announcements"
 
 STUDENT_NBGRADER_CONFIG = '''"""nbgrader, as a student's JupyterLab sees it (written by course.lab; the hub writes the same for a class)."""
 c = get_config()  # noqa: F821
@@ -63,7 +65,7 @@ def write_student_config(config: Path, exchange: str | Path, assignment_dir: str
     config = Path(config)
     (config / "labconfig").mkdir(parents=True, exist_ok=True)
     (config / "nbgrader_config.py").write_text(student_nbgrader_config(exchange, assignment_dir))
-    page = {"disabledExtensions": {name: True for name in INSTRUCTOR_PLUGINS}}
+    page = {"disabledExtensions": {name: True for name in [*INSTRUCTOR_PLUGINS, NEWS_PLUGIN]}}
     (config / "labconfig" / "page_config.json").write_text(json.dumps(page, indent=1))
     server = {"ServerApp": {"jpserver_extensions": {"nbgrader.server_extensions.formgrader": False,
                                                     "nbgrader.server_extensions.course_list": False,

@@ -1,0 +1,373 @@
+"""A class on one machine: JupyterHub for the students and the instructor, nbgrader's exchange between them.
+
+``python -m course.grading hub --instructor NAME --students NAME,NAME [...]`` (``make hub``), as root, starts
+JupyterHub (PyPI) behind ``configurable-http-proxy`` (npm) on loopback, for real local Unix users:
+
+* **Log-in**: PAM, JupyterHub's default: the users' own system passwords; only the named users may log in.
+* **Students**: a JupyterLab server each, started as that user in their home folder, with the course's Python
+  packages and the student's nbgrader configuration (:func:`course.lab.write_student_config`, in
+  ``JUPYTER_CONFIG_PATH``): the Assignments tab and Validate, no Formgrader and no Create Assignment. Fetch
+  makes ``~/<chapter>/``, the one working copy; Submit hands it in (and says so when nothing was answered).
+* **The instructor**: a JupyterLab server rooted at the course folder (``--course``, owned by the
+  instructor), with Formgrader (open ``/user/<instructor>/formgrader`` in its own tab: JupyterHub >= 4.1 forbids
+  the iframe) and ``COURSE_EXCHANGE`` set to the shared exchange in every terminal.
+* **The exchange** (``--exchange``, default nbgrader's ``/usr/local/share/nbgrader/exchange``): the modes
+  nbgrader documents and sets itself: the root ``1777`` (nbgrader asks for ``0777``; the sticky bit also stops a
+  student renaming the instructor's course folder), ``<course_id>/`` and ``outbound/`` ``0755``, ``inbound/``
+  ``2733`` (students can add, not list), ``feedback/`` ``0711`` (students can read a file whose name they know,
+  the hash of their own submission's secret, not list). All of it is created here, owned by the instructor,
+  before any student can squat the names.
+* **State** (``--state``, default ``/srv/pytorch-internals-hub``): ``private/`` (``0700``: the hub's database,
+  cookie secret, proxy token, configuration and log), ``student-config/`` and ``instructor-config/`` (read by
+  the users' servers), and, where the course's Python interpreter is not readable by other users (a pyenv
+  under ``/root``), ``python/``: a venv made from the system's ``python3.11`` that imports the course venv's
+  packages (a ``.pth``) and shares its Jupyter data, so every user runs exactly the course's packages.
+
+Everything listens on ``--ip`` (default ``127.0.0.1``). The instructor's command line, in their hub terminal
+(``COURSE_EXCHANGE`` is set there): ``nbgrader release_assignment CH``, ``nbgrader collect CH``,
+``python -m course.grading grade-class CH``, ``nbgrader generate_feedback CH``, ``nbgrader release_feedback CH``.
+``tests/test_hub.py`` runs that whole term through the hub in headless Chromium.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pwd
+import shutil
+import socket
+import stat
+import subprocess
+import sys
+import sysconfig
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+COURSE_ID = "pytorch-internals"
+DEFAULT_EXCHANGE = "/usr/local/share/nbgrader/exchange"
+DEFAULT_STATE = "/srv/pytorch-internals-hub"
+#: The Python that builds the users' venv where the course's own interpreter is private (first one found).
+SYSTEM_PYTHONS = ("/usr/bin/python3.11", "/usr/local/bin/python3.11")
+
+
+@dataclass
+class HubSettings:
+    """Everything the hub's configuration needs (written as JSON beside ``jupyterhub_config.py``)."""
+
+    course: str
+    instructor: str
+    students: list[str]
+    exchange: str
+    state: str
+    ip: str = "127.0.0.1"
+    port: int = 8000
+    hub_port: int = 0
+    proxy_api_port: int = 0
+    python: str = ""              # the interpreter the users' servers run
+    bindir: str = ""              # first on their PATH (nbgrader, jupyter, alembic)
+    proxy: str = ""               # configurable-http-proxy
+    course_id: str = COURSE_ID
+    extra_env: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def private(self) -> Path:
+        return Path(self.state) / "private"
+
+    @property
+    def student_config(self) -> Path:
+        return Path(self.state) / "student-config"
+
+    @property
+    def instructor_config(self) -> Path:
+        return Path(self.state) / "instructor-config"
+
+
+# --- the machine: users, permissions, the interpreter ---------------------------------------------------------
+
+def free_port() -> int:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def readable_by_others(path: Path, execute: bool = False) -> bool:
+    """Whether a user other than the owner (and not in its group) can reach ``path`` (and read, or run, it)."""
+    path = Path(path).resolve()
+    for parent in reversed(path.parents):
+        if not os.stat(parent).st_mode & stat.S_IXOTH:
+            return False
+    mode = os.stat(path).st_mode
+    if path.is_dir():
+        return bool(mode & stat.S_IXOTH and mode & stat.S_IROTH)
+    return bool(mode & stat.S_IROTH and (not execute or mode & stat.S_IXOTH))
+
+
+def course_venv() -> Path:
+    """The course's virtual environment (the one running this)."""
+    return Path(sys.prefix)
+
+
+def user_python(state: Path, venv: Path | None = None) -> tuple[str, str]:
+    """The interpreter and ``bin/`` folder the users' servers run: the course venv's own where every user can
+    run it, else a venv in ``state/python`` made from a system ``python3.11`` that uses the course venv's
+    packages (a ``.pth`` running ``site.addsitedir``), its Jupyter data and config (symbolic links), and copies
+    of its console scripts (``nbgrader``, ``jupyter``, ``alembic``, ...) that start this interpreter."""
+    venv = Path(venv or course_venv())
+    own = venv / "bin" / "python"
+    if readable_by_others(own, execute=True) and readable_by_others(Path(os.path.realpath(own)), execute=True):
+        return str(own), str(venv / "bin")
+    base = next((p for p in SYSTEM_PYTHONS if Path(p).exists() and readable_by_others(Path(p), execute=True)), None)
+    if base is None:
+        raise SystemExit(f"the course's Python ({os.path.realpath(own)}) cannot be run by other users, and no "
+                         f"system python3.11 was found ({', '.join(SYSTEM_PYTHONS)}): install Debian's python3.11 "
+                         "and python3.11-venv, or make the course venv from a Python every user can run")
+    site_packages = Path(sysconfig.get_paths(vars={"base": str(venv), "platbase": str(venv)})["purelib"])
+    if not site_packages.is_dir():
+        site_packages = venv / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
+    target = Path(state) / "python"
+    py = target / "bin" / "python"
+    if not py.exists():
+        subprocess.run([base, "-m", "venv", "--without-pip", str(target)], check=True)
+    version = subprocess.run([str(py), "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    if version != f"{sys.version_info.major}.{sys.version_info.minor}":
+        raise SystemExit(f"{base} is Python {version}, the course venv is {sys.version_info.major}."
+                         f"{sys.version_info.minor}: their packages are not interchangeable")
+    own_site = Path(subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                                   capture_output=True, text=True, check=True).stdout.strip())
+    (own_site / "course-venv.pth").write_text(f"import site; site.addsitedir({str(site_packages)!r})\n")
+    for sub in ("share/jupyter", "etc/jupyter"):
+        link, real = target / sub, venv / sub
+        link.parent.mkdir(parents=True, exist_ok=True)
+        if real.exists() and not link.is_symlink():
+            if link.exists():
+                shutil.rmtree(link)
+            link.symlink_to(real)
+    shebang = f"#!{venv}/bin/python".encode()
+    for script in (venv / "bin").iterdir():
+        if script.name.startswith(("python", "activate", "Activate")) or not script.is_file():
+            continue
+        if script.is_symlink():  # configurable-http-proxy and friends: the hub's, not the users'
+            continue
+        head = script.read_bytes()[:200]
+        if not head.startswith(shebang):
+            continue
+        body = script.read_bytes().split(b"\n", 1)[1]
+        dest = target / "bin" / script.name
+        dest.write_bytes(f"#!{py}\n".encode() + body)
+        dest.chmod(0o755)
+    for d in [target, *target.rglob("*")]:
+        if d.is_dir() and not d.is_symlink():
+            d.chmod(d.stat().st_mode | 0o755)
+    return str(py), str(target / "bin")
+
+
+def find_proxy() -> str:
+    """The ``configurable-http-proxy`` command: the course venv's (``make hub-system``), else the one on PATH."""
+    own = course_venv() / "bin" / "configurable-http-proxy"
+    found = str(own) if own.exists() else shutil.which("configurable-http-proxy")
+    if not found:
+        raise SystemExit("configurable-http-proxy is not installed: run `make hub-system` "
+                         "(npm install -g --prefix .venv configurable-http-proxy)")
+    return found
+
+
+def ids(name: str) -> tuple[int, int]:
+    entry = pwd.getpwnam(name)
+    return entry.pw_uid, entry.pw_gid
+
+
+def prepare_exchange(exchange: Path, instructor: str, course_id: str = COURSE_ID) -> Path:
+    """Create the exchange with nbgrader's modes, the course's folders owned by the instructor; return the root.
+
+    Modes are set even on existing folders; files in them are left alone."""
+    exchange = Path(exchange)
+    exchange.mkdir(parents=True, exist_ok=True)
+    for parent in exchange.parents:
+        if not os.stat(parent).st_mode & stat.S_IXOTH:
+            raise SystemExit(f"{parent} is not reachable by other users: the exchange must be (chmod o+x)")
+    os.chown(exchange, 0, 0)
+    os.chmod(exchange, 0o1777)
+    uid, gid = ids(instructor)
+    course = exchange / course_id
+    for path, mode in ((course, 0o755), (course / "outbound", 0o755), (course / "inbound", 0o2733),
+                       (course / "feedback", 0o711)):
+        path.mkdir(exist_ok=True)
+        os.chown(path, uid, gid)
+        os.chmod(path, mode)
+    return exchange
+
+
+INSTRUCTOR_NBGRADER_CONFIG = '''"""nbgrader for the instructor's hub server (written by course.grading.hub): the course's own
+configuration, with the hub's shared exchange."""
+c = get_config()  # noqa: F821
+load_subconfig({course_config!r})  # noqa: F821
+c.CourseDirectory.root = {course!r}
+c.Exchange.root = {exchange!r}
+'''
+
+
+def write_configs(s: HubSettings) -> None:
+    """The users' Jupyter configuration folders (readable by them, written by root)."""
+    from course import lab
+
+    lab.write_student_config(s.student_config, s.exchange)
+    inst = s.instructor_config
+    inst.mkdir(parents=True, exist_ok=True)
+    (inst / "nbgrader_config.py").write_text(INSTRUCTOR_NBGRADER_CONFIG.format(
+        course_config=str(Path(s.course) / "nbgrader_config.py"), course=s.course, exchange=s.exchange))
+    (inst / "labconfig").mkdir(exist_ok=True)
+    (inst / "labconfig" / "page_config.json").write_text(json.dumps(
+        {"disabledExtensions": {lab.NEWS_PLUGIN: True}}, indent=1))
+    # Formgrader's debug panel dumps the whole server configuration (not JSON): off, as in `make instructor`.
+    (inst / "jupyter_server_config.json").write_text(json.dumps(
+        {"FormgradeExtension": {"debug": False},
+         "ServerApp": {"jpserver_extensions": {"nbgrader.server_extensions.formgrader": True,
+                                               "nbgrader.server_extensions.assignment_list": True,
+                                               "nbgrader.server_extensions.course_list": False}}}, indent=1))
+    for d in (s.student_config, inst):
+        for p in [d, *d.rglob("*")]:
+            p.chmod(0o755 if p.is_dir() else 0o644)
+
+
+HUB_CONFIG = '''"""JupyterHub for the PyTorch Internals class (written by course.grading.hub; settings in hub.json)."""
+import json
+from course.grading.hub import HubSettings, configure
+configure(c, HubSettings(**json.load(open({settings!r}))))  # noqa: F821
+'''
+
+
+def user_env(s: HubSettings, name: str) -> dict[str, str]:
+    """The environment of a user's server (and of the terminals in it)."""
+    home = pwd.getpwnam(name).pw_dir
+    config = s.instructor_config if name == s.instructor else s.student_config
+    env = {"PATH": f"{s.bindir}:/usr/local/bin:/usr/bin:/bin", "HOME": home, "SHELL": "/bin/bash",
+           "JUPYTER_CONFIG_PATH": str(config), "HF_HUB_OFFLINE": "1", "LANG": "C.UTF-8",
+           "COURSE_EXCHANGE": s.exchange, **s.extra_env}
+    return env
+
+
+def configure(c, s: HubSettings) -> None:
+    """Fill JupyterHub's configuration object ``c`` (called by the generated ``jupyterhub_config.py``)."""
+    c.JupyterHub.bind_url = f"http://{s.ip}:{s.port}"
+    c.JupyterHub.hub_ip = "127.0.0.1"
+    c.JupyterHub.hub_port = s.hub_port
+    c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{s.proxy_api_port}"
+    c.ConfigurableHTTPProxy.command = [s.proxy]
+    c.ConfigurableHTTPProxy.pid_file = str(s.private / "proxy.pid")
+    c.JupyterHub.db_url = f"sqlite:///{s.private / 'jupyterhub.sqlite'}"
+    c.JupyterHub.cookie_secret_file = str(s.private / "jupyterhub_cookie_secret")
+    c.JupyterHub.pid_file = str(s.private / "jupyterhub.pid")
+    c.JupyterHub.cleanup_servers = True
+    c.JupyterHub.authenticator_class = "pam"
+    c.PAMAuthenticator.open_sessions = False  # no login records or session modules for a notebook server
+    c.Authenticator.allowed_users = set(s.students) | {s.instructor}
+    c.JupyterHub.spawner_class = "localprocess"
+    c.Spawner.cmd = [s.python, "-m", "jupyterhub.singleuser"]
+    c.Spawner.default_url = "/lab"
+    c.Spawner.ip = "127.0.0.1"
+    c.Spawner.start_timeout = 180
+    c.Spawner.http_timeout = 180
+    c.Spawner.env_keep = []
+
+    def pre_spawn(spawner) -> None:
+        name = spawner.user.name
+        spawner.environment.update(user_env(s, name))
+        spawner.notebook_dir = s.course if name == s.instructor else "~"
+
+    c.Spawner.pre_spawn_hook = pre_spawn
+
+
+def course_warnings(course: Path, instructor: str) -> list[str]:
+    """What about the course folder would let students read the answers or break the instructor's commands."""
+    out = []
+    uid, _ = ids(instructor)
+    if os.stat(course).st_uid != uid:
+        out.append(f"{course} is not owned by {instructor}: nbgrader collect and grading write into it")
+    for secret in ("source", "gradebook.db", ".judge"):
+        p = course / secret
+        if p.exists() and readable_by_others(p):
+            out.append(f"{p} is readable by every user (the reference solutions and hidden tests): "
+                       f"chmod o-rwx {course}")
+    return out
+
+
+def prepare(s: HubSettings) -> Path:
+    """Create the state, the exchange and the configurations; return the ``jupyterhub_config.py`` to run."""
+    state = Path(s.state)
+    if Path("/tmp") in state.resolve().parents:
+        # The grading sandbox mounts a /tmp of its own: the users' venv would vanish inside it.
+        raise SystemExit(f"--state {state}: not under /tmp (the grading sandbox has its own /tmp)")
+    state.mkdir(parents=True, exist_ok=True)
+    state.chmod(0o755)
+    s.private.mkdir(exist_ok=True)
+    s.private.chmod(0o700)
+    prepare_exchange(Path(s.exchange), s.instructor, s.course_id)
+    if not s.python:
+        s.python, s.bindir = user_python(state)
+    s.proxy = s.proxy or find_proxy()
+    s.hub_port = s.hub_port or free_port()
+    s.proxy_api_port = s.proxy_api_port or free_port()
+    write_configs(s)
+    (s.private / "hub.json").write_text(json.dumps(asdict(s), indent=1))
+    config = s.private / "jupyterhub_config.py"
+    config.write_text(HUB_CONFIG.format(settings=str(s.private / "hub.json")))
+    return config
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m course.grading hub",
+                                description="JupyterHub for a class on one machine (run as root).")
+    p.add_argument("--instructor", required=True, help="the instructor's Unix user name")
+    p.add_argument("--students", required=True, help="the students' Unix user names, comma-separated")
+    p.add_argument("--course", default=".", help="the course folder, owned by the instructor (default: here)")
+    p.add_argument("--exchange", default=DEFAULT_EXCHANGE, help=f"nbgrader's exchange (default {DEFAULT_EXCHANGE})")
+    p.add_argument("--state", default=DEFAULT_STATE, help=f"the hub's own files (default {DEFAULT_STATE})")
+    p.add_argument("--ip", default="127.0.0.1", help="the address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--prepare-only", action="store_true", help="write everything, print the command, do not start")
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse(list(sys.argv[1:] if argv is None else argv))
+    if os.geteuid() != 0:
+        print("the hub must run as root: it starts each user's server as that user", file=sys.stderr)
+        return 2
+    students = [n for n in (x.strip() for x in args.students.split(",")) if n]
+    missing = []
+    for name in [args.instructor, *students]:
+        try:
+            pwd.getpwnam(name)
+        except KeyError:
+            missing.append(name)
+    if missing:
+        print(f"no such Unix user: {', '.join(missing)} (create them: useradd -m NAME, then passwd NAME)",
+              file=sys.stderr)
+        return 2
+    course = Path(args.course).resolve()
+    if not (course / "nbgrader_config.py").is_file():
+        print(f"{course} is not the course folder (no nbgrader_config.py)", file=sys.stderr)
+        return 2
+    for warning in course_warnings(course, args.instructor):
+        print(f"WARNING: {warning}", file=sys.stderr)
+    s = HubSettings(course=str(course), instructor=args.instructor, students=students,
+                    exchange=str(Path(args.exchange).resolve()), state=str(Path(args.state).resolve()),
+                    ip=args.ip, port=args.port)
+    config = prepare(s)
+    cmd = [sys.executable, "-m", "jupyterhub", "-f", str(config)]
+    print(f"JupyterHub for {len(students)} student(s) and {args.instructor} at http://{args.ip}:{args.port}/ "
+          f"(exchange {s.exchange}; Formgrader at /user/{args.instructor}/formgrader)", flush=True)
+    if args.prepare_only:
+        print(" ".join(cmd))
+        return 0
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    os.chdir(s.private)
+    os.execvpe(cmd[0], cmd, env)
+    return 0  # pragma: no cover
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,449 @@
+"""A whole term of a class through JupyterHub, in headless Chromium, with real local Unix users.
+
+``python -m course.grading.hub`` (what ``make hub`` runs) starts JupyterHub (PAM log-in) behind
+configurable-http-proxy on 127.0.0.1 for an instructor and two students, created for this test with random
+passwords and removed after it (also on failure), with nbgrader's exchange in a shared folder. Then:
+
+1. the instructor logs in, opens Formgrader in its own tab and releases Chapter 1 with its Release button;
+2. each student logs in, fetches the chapter in the Assignments tab, types an answer to Exercise 1.2
+   (``sgd_step``) into the notebook (one a correct answer, the other one that ignores ``weight_decay``),
+   saves and submits;
+3. the instructor collects (``nbgrader collect``, as the instructor's Unix user, so the course's intake applies);
+4. ``python -m course.grading grade-class 01_dynamic_graphs`` grades through the judge;
+5. the instructor releases the feedback (``nbgrader generate_feedback`` + ``release_feedback``);
+6. each student fetches their own feedback in the Assignments tab and reads their own score, cannot open the
+   other student's server or files through the hub (403), and, as their Unix user, cannot list the exchange's
+   inbound or feedback folders nor read the other's home.
+
+The scores are checked in the gradebook and in the feedback: the correct answer gets all of Exercise 1.2's
+points, the wrong one loses exactly the weight-decay test's point, every unanswered exercise scores 0.
+Each step's time is printed (``-rP``).
+"""
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import re
+import runpy
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHAPTER = "01_dynamic_graphs"
+EXERCISE = "sgd_step"
+CORRECT = REPO / "tests" / "alternatives" / CHAPTER / "sgd_data_zero.py"
+WRONG = REPO / "tests" / "mutants" / CHAPTER / "sgd_ignores_weight_decay.py"
+SHOTS = REPO / "tests" / "screenshots"
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--disable-sync", "--no-first-run", "--disable-quic", "--disable-dev-shm-usage"]
+
+
+def _missing() -> str | None:
+    if os.geteuid() != 0:
+        return "the hub test creates Unix users and runs JupyterHub as root"
+    if not Path(CHROMIUM).exists():
+        return "Debian's chromium is not installed"
+    if not shutil.which("useradd") or not shutil.which("userdel") or not shutil.which("chpasswd"):
+        return "useradd/userdel/chpasswd are missing"
+    try:
+        import jupyterhub  # noqa: F401
+        import pamela  # noqa: F401
+    except ImportError as err:
+        return f"JupyterHub is not installed ({err}): pip install the test extras"
+    proxy = Path(sys.prefix) / "bin" / "configurable-http-proxy"
+    if not proxy.exists() and not shutil.which("configurable-http-proxy"):
+        return "configurable-http-proxy is not installed (make hub-system)"
+    return None
+
+
+pytestmark = [pytest.mark.skipif(_missing() is not None, reason=str(_missing())), pytest.mark.xdist_group("hub")]
+
+
+def grade_cells(nb_path: Path) -> dict[str, float]:
+    nb = json.loads(Path(nb_path).read_text())
+    return {c["metadata"]["nbgrader"]["grade_id"]: float(c["metadata"]["nbgrader"]["points"]) for c in nb["cells"]
+            if c.get("metadata", {}).get("nbgrader", {}).get("grade")}
+
+
+def processes_of(uids: set[int]) -> list[int]:
+    out = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                if d.stat().st_uid in uids:
+                    out.append(int(d.name))
+            except OSError:
+                pass
+    return out
+
+
+class Hub:
+    """The class: users, folders, the hub process; :meth:`close` removes all of it."""
+
+    def __init__(self):
+        tag = secrets.token_hex(3)
+        self.instructor, self.students = f"pti{tag}", [f"pta{tag}", f"ptb{tag}"]
+        self.passwords = {n: secrets.token_urlsafe(12) for n in [self.instructor, *self.students]}
+        # Not under /tmp: the grading sandbox mounts its own /tmp, which would hide the users' venv (state/python).
+        Path("/srv").mkdir(exist_ok=True)
+        self.base = Path(tempfile.mkdtemp(prefix="pt-hub-test-", dir="/srv"))
+        self.base.chmod(0o755)
+        self.exchange, self.state = self.base / "exchange", self.base / "state"
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.proc: subprocess.Popen | None = None
+        self.created: list[str] = []
+        self.times: dict[str, float] = {}
+
+    # --- set-up ---------------------------------------------------------------------------------------------
+    def create_users(self) -> None:
+        for name in [self.instructor, *self.students]:
+            subprocess.run(["useradd", "--create-home", "--shell", "/bin/bash", name], check=True)
+            self.created.append(name)
+            os.chmod(pwd.getpwnam(name).pw_dir, 0o700)
+        subprocess.run(["chpasswd"], input="".join(f"{n}:{p}\n" for n, p in self.passwords.items()), text=True,
+                       check=True)
+        for name in self.students:  # render every cell, so that the test can reach the exercise's cell
+            self.write_as(name, ".jupyter/lab/user-settings/@jupyterlab/notebook-extension/tracker.jupyterlab-settings",
+                          json.dumps({"windowingMode": "none"}))
+
+    def write_as(self, name: str, rel: str, text: str) -> Path:
+        entry = pwd.getpwnam(name)
+        path = Path(entry.pw_dir) / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        for p in [path, *path.parents]:
+            if p == Path(entry.pw_dir).parent:
+                break
+            os.chown(p, entry.pw_uid, entry.pw_gid)
+        return path
+
+    def create_course(self) -> Path:
+        """The instructor's course folder: the course's configuration, the chapter's source and release."""
+        home = Path(pwd.getpwnam(self.instructor).pw_dir)
+        self.course = home / "pytorch-internals"
+        self.course.mkdir()
+        shutil.copy(REPO / "nbgrader_config.py", self.course / "nbgrader_config.py")
+        for d in ("source", "release"):
+            shutil.copytree(REPO / d / CHAPTER, self.course / d / CHAPTER)
+        entry = pwd.getpwnam(self.instructor)
+        for p in [self.course, *self.course.rglob("*")]:
+            os.chown(p, entry.pw_uid, entry.pw_gid)
+        return self.course
+
+    def start(self) -> None:
+        self.log = self.base / "hub.log"
+        t0 = time.time()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "course.grading.hub", "--instructor", self.instructor,
+             "--students", ",".join(self.students), "--course", str(self.course), "--exchange", str(self.exchange),
+             "--state", str(self.state), "--port", str(self.port)],
+            stdout=open(self.log, "w"), stderr=subprocess.STDOUT, start_new_session=True, cwd=self.base)
+        while time.time() - t0 < 120:
+            try:
+                with urllib.request.urlopen(f"{self.url}/hub/health", timeout=2) as r:
+                    if r.status == 200:
+                        self.times["hub start"] = time.time() - t0
+                        return
+            except OSError:
+                pass
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.3)
+        raise RuntimeError(f"the hub did not start:\n{self.log.read_text()[-4000:]}")
+
+    # --- the instructor's and students' command lines -------------------------------------------------------
+    def env(self, name: str) -> dict[str, str]:
+        from course.grading.hub import HubSettings, user_env
+        settings = HubSettings(**json.loads((self.state / "private" / "hub.json").read_text()))
+        return {**user_env(settings, name), "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+    def run_as(self, name: str, argv: list[str], cwd: Path | None = None, check: bool = True,
+               timeout: float = 600) -> subprocess.CompletedProcess:
+        entry = pwd.getpwnam(name)
+        out = subprocess.run(argv, user=entry.pw_uid, group=entry.pw_gid, extra_groups=[], env=self.env(name),
+                             cwd=cwd or entry.pw_dir, capture_output=True, text=True, timeout=timeout)
+        if check and out.returncode != 0:
+            raise AssertionError(f"{' '.join(argv)} as {name} exited {out.returncode}:\n"
+                                 f"{out.stdout[-3000:]}\n{out.stderr[-5000:]}")
+        return out
+
+    def python_as(self, name: str, code: str) -> str:
+        py = self.env(name)["PATH"].split(":")[0] + "/python"
+        return self.run_as(name, [py, "-c", code]).stdout
+
+    # --- tear-down ------------------------------------------------------------------------------------------
+    def close(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGTERM)
+                self.proc.wait(timeout=30)
+            except (subprocess.TimeoutExpired, ProcessLookupError):
+                try:
+                    os.killpg(self.proc.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        uids = set()
+        for name in self.created:
+            try:
+                uids.add(pwd.getpwnam(name).pw_uid)
+            except KeyError:
+                pass
+        for sig in (signal.SIGTERM, signal.SIGKILL):  # the servers, kernels and sandboxes this test's users ran
+            for pid in processes_of(uids):
+                try:
+                    os.kill(pid, sig)
+                except ProcessLookupError:
+                    pass
+            time.sleep(1.0 if sig == signal.SIGTERM else 0.2)
+        for name in self.created:
+            subprocess.run(["userdel", "--remove", name], capture_output=True)
+        shutil.rmtree(self.base, ignore_errors=True)
+
+
+def _free_port() -> int:
+    import socket
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+@pytest.fixture(scope="module")
+def hub():
+    h = Hub()
+    try:
+        h.create_users()
+        h.create_course()
+        h.start()
+        yield h
+    finally:
+        h.close()
+        leftovers = [n for n in h.created if _user_exists(n)]
+        assert not leftovers, f"users left behind: {leftovers}"
+        assert not h.base.exists(), f"{h.base} left behind"
+
+
+def _user_exists(name: str) -> bool:
+    try:
+        pwd.getpwnam(name)
+        return True
+    except KeyError:
+        return False
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+    pw = sync_playwright().start()
+    b = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+    yield b
+    b.close()
+    pw.stop()
+
+
+def log_in(browser, hub: Hub, name: str):
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    page.goto(f"{hub.url}/hub/login")
+    page.fill("#username_input", name)
+    page.fill("#password_input", hub.passwords[name])
+    page.click("#login_submit")
+    page.wait_for_url(re.compile(rf".*/user/{name}/lab.*"), timeout=180_000)
+    page.wait_for_selector(".lm-MenuBar-itemLabel:text-is('Help')", timeout=180_000)
+    return page
+
+
+def menu(page, top: str, item: str) -> None:
+    page.click(f".lm-MenuBar-itemLabel:text-is('{top}')")
+    page.click(f".lm-Menu-itemLabel:text-is('{item}')")
+
+
+def open_assignments(page, hub: Hub, name: str) -> None:
+    page.goto(f"{hub.url}/user/{name}/lab?reset")
+    page.wait_for_selector(".lm-MenuBar-itemLabel:text-is('Nbgrader')", timeout=120_000)
+    menu(page, "Nbgrader", "Assignment List")
+    page.wait_for_selector("text=Released assignments", timeout=60_000)
+    page.wait_for_selector(f".list_item:has-text('{CHAPTER}')", timeout=60_000)
+
+
+def type_answer(page, hub: Hub, name: str, answer: str) -> None:
+    page.goto(f"{hub.url}/user/{name}/lab/tree/{CHAPTER}/{CHAPTER}.ipynb?reset")
+    page.wait_for_selector(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell", timeout=120_000)
+    cell = page.locator(".jp-CodeCell", has_text=f"def {EXERCISE}(").filter(has_text="YOUR CODE HERE").first
+    cell.scroll_into_view_if_needed()
+    cell.locator(".cm-content").click()
+    page.keyboard.press("Control+a")
+    page.keyboard.insert_text(answer)
+    page.keyboard.press("Control+s")
+    page.wait_for_selector(".lm-TabBar-tab.jp-mod-current:not(.jp-mod-dirty)", timeout=60_000)
+
+
+def solution_in(nb_path: Path) -> str:
+    nb = json.loads(nb_path.read_text())
+    cell = next(c for c in nb["cells"] if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == EXERCISE)
+    return "".join(cell["source"]).strip()
+
+
+def status(url: str, page) -> int:
+    response = page.goto(url)
+    return response.status if response else 0
+
+
+def test_a_term_through_the_hub(hub, browser):
+    t_term = time.time()
+    step = {}
+
+    def timed(label):
+        step["label"], step["t"] = label, time.time()
+
+    def done():
+        hub.times[step["label"]] = time.time() - step["t"]
+
+    correct, wrong = runpy.run_path(str(CORRECT)), runpy.run_path(str(WRONG))
+    answers = {hub.students[0]: correct["SOURCE"].strip(), hub.students[1]: wrong["SOURCE"].strip()}
+    inst = hub.instructor
+    SHOTS.mkdir(exist_ok=True)
+
+    # 1. The instructor releases the chapter with Formgrader's Release button (its own tab: no iframe on a hub).
+    timed("1 instructor: log in, Formgrader, release")
+    ipage = log_in(browser, hub, inst)
+    ipage.goto(f"{hub.url}/user/{inst}/formgrader")
+    row = ipage.locator(f"tr:has-text('{CHAPTER}')").first
+    row.wait_for(timeout=120_000)
+    row.locator(".release a").click()
+    ipage.wait_for_selector("text=Successfully released", timeout=120_000)
+    ipage.screenshot(path=str(SHOTS / "hub-formgrader-release.png"))
+    outbound = hub.exchange / "pytorch-internals" / "outbound" / CHAPTER
+    assert (outbound / f"{CHAPTER}.ipynb").is_file(), "Formgrader did not release into the hub's exchange"
+    assert outbound.stat().st_uid == pwd.getpwnam(inst).pw_uid
+    assert not list(outbound.rglob("judge.py")), "the hidden tests were released"
+    done()
+
+    # 2. Each student logs in, fetches, answers Exercise 1.2 (typed in the browser), saves and submits.
+    pages = {}
+    for name in hub.students:
+        timed(f"2 {name}: log in, fetch, edit, submit")
+        page = pages[name] = log_in(browser, hub, name)
+        page.click(".lm-MenuBar-itemLabel:text-is('Nbgrader')")
+        items = page.locator(".lm-Menu-itemLabel").all_inner_texts()
+        page.keyboard.press("Escape")
+        assert "Assignment List" in items and not any("Formgrader" in i or "Create" in i for i in items), items
+        open_assignments(page, hub, name)
+        page.locator(f"#released_assignments_list > .list_item:has-text('{CHAPTER}') button:has-text('Fetch')").click()
+        page.wait_for_selector(f"#fetched_assignments_list > .list_item:has-text('{CHAPTER}')", timeout=60_000)
+        work = Path(pwd.getpwnam(name).pw_dir) / CHAPTER / f"{CHAPTER}.ipynb"
+        assert work.is_file() and work.stat().st_uid == pwd.getpwnam(name).pw_uid, "Fetch did not make ~/<chapter>/"
+        type_answer(page, hub, name, answers[name])
+        assert solution_in(work) == answers[name], "the typed answer did not reach the saved notebook"
+        open_assignments(page, hub, name)
+        page.locator(f"#fetched_assignments_list > .list_item:has-text('{CHAPTER}') button:has-text('Submit')").click()
+        page.wait_for_selector(f"#submitted_assignments_list > .list_item:has-text('{CHAPTER}')", timeout=60_000)
+        assert page.locator(".jp-Dialog").count() == 0, page.locator(".jp-Dialog").inner_text()
+        page.screenshot(path=str(SHOTS / f"hub-student-{hub.students.index(name) + 1}-submitted.png"))
+        done()
+
+    # 3. The instructor collects, with nbgrader's own command (the course's nbgrader_config.py applies).
+    timed("3 nbgrader collect")
+    hub.run_as(inst, ["nbgrader", "collect", CHAPTER, f"--Exchange.root={hub.exchange}"], cwd=hub.course)
+    for name in hub.students:
+        collected = hub.course / "submitted" / name / CHAPTER / f"{CHAPTER}.ipynb"
+        assert collected.is_file(), f"{name}'s submission was not collected"
+        assert solution_in(collected) == answers[name], f"{name}: the collected notebook is not the edited one"
+    done()
+
+    # 4. grade-class grades through the judge.
+    timed("4 grade-class")
+    out = hub.run_as(inst, ["python", "-m", "course.grading", "grade-class", CHAPTER, "--jobs", "2"], cwd=hub.course,
+                     timeout=900)
+    print(out.stdout[-3000:])
+    done()
+    from nbgrader.api import Gradebook
+    points = grade_cells(hub.course / "release" / CHAPTER / f"{CHAPTER}.ipynb")
+    exercise = {g: p for g, p in points.items() if g.startswith(f"test_{EXERCISE}")}
+    lost = set(wrong["FAILS"])
+    assert lost and lost <= set(exercise), (lost, exercise)
+    expected = {hub.students[0]: sum(exercise.values()), hub.students[1]: sum(exercise.values()) - sum(
+        exercise[g] for g in lost)}
+    with Gradebook(f"sqlite:///{hub.course / 'gradebook.db'}", course_id="pytorch-internals") as gb:
+        for name in hub.students:
+            sub = gb.find_submission(CHAPTER, name)
+            scores = {g: gb.find_grade(g, CHAPTER, CHAPTER, name).score for g in points}
+            for g, p in points.items():
+                if g in exercise:
+                    want = 0.0 if (name == hub.students[1] and g in lost) else p
+                else:
+                    want = 0.0  # exercises the student did not answer
+                assert scores[g] == pytest.approx(want), (name, g, scores[g], want)
+            assert sub.score == pytest.approx(expected[name]), (name, sub.score, expected[name])
+
+    # 5. The instructor releases the feedback.
+    timed("5 generate_feedback + release_feedback")
+    hub.run_as(inst, ["nbgrader", "generate_feedback", CHAPTER], cwd=hub.course)
+    hub.run_as(inst, ["nbgrader", "release_feedback", CHAPTER, f"--Exchange.root={hub.exchange}"], cwd=hub.course)
+    feedback_dir = hub.exchange / "pytorch-internals" / "feedback"
+    assert len(list(feedback_dir.glob("*.html"))) == 2
+    assert feedback_dir.stat().st_mode & 0o777 == 0o711
+    done()
+
+    # 6. Each student fetches their own feedback, sees their own score, and cannot reach the other's.
+    total = sum(points.values())
+    for name in hub.students:
+        timed(f"6 {name}: fetch feedback")
+        other = hub.students[1 - hub.students.index(name)]
+        page = pages[name]
+        open_assignments(page, hub, name)
+        row = page.locator(f"#submitted_assignments_list > .list_item:has-text('{CHAPTER}')").first
+        row.locator("button:has-text('Fetch Feedback')").click()
+        page.wait_for_selector(f"#submitted_assignments_list a:has-text('view feedback')", timeout=60_000)
+        page.screenshot(path=str(SHOTS / f"hub-student-{hub.students.index(name) + 1}-feedback.png"))
+        home = Path(pwd.getpwnam(name).pw_dir)
+        (html,) = (home / CHAPTER / "feedback").glob(f"*/{CHAPTER}.html")
+        rel = html.relative_to(home)
+        assert status(f"{hub.url}/user/{name}/files/{rel}", page) == 200
+        text = page.locator("body").inner_text()
+        score = re.search(r"Score:\s*([0-9.]+)\s*/\s*([0-9.]+)", text)
+        assert score, text[:1500]
+        assert float(score.group(1)) == pytest.approx(expected[name]) and float(score.group(2)) == pytest.approx(total)
+        # Through the hub: the other student's server and files are forbidden.
+        assert status(f"{hub.url}/user/{other}/files/{rel}", page) == 403
+        assert status(f"{hub.url}/user/{other}/api/contents/{CHAPTER}", page) == 403
+        assert "Score:" not in page.locator("body").inner_text()
+        # On the filesystem, as the student's own Unix user.
+        probe = hub.python_as(name, f"""
+import os
+for path in [{str(feedback_dir)!r}, {str(hub.exchange / 'pytorch-internals' / 'inbound')!r},
+             {str(Path(pwd.getpwnam(other).pw_dir))!r}, {str(hub.course)!r}]:
+    try:
+        os.listdir(path)
+        print('LISTED', path)
+    except PermissionError:
+        print('denied', path)
+try:
+    open({str(Path(pwd.getpwnam(other).pw_dir) / rel)!r}).read()
+    print('READ other feedback')
+except PermissionError:
+    print('denied other feedback')
+""")
+        assert "LISTED" not in probe and "READ" not in probe, probe
+        assert probe.count("denied") == 5, probe
+        done()
+
+    hub.times["the term (steps 1-6)"] = time.time() - t_term
+    for label, seconds in hub.times.items():
+        print(f"[hub] {label}: {seconds:.1f} s")
+    print(f"[hub] load: {os.getloadavg()}")
