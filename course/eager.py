@@ -200,29 +200,87 @@ def launch_vs_finish(n: int = 2048, repeats: int = 5, device: torch.device | str
     return {"no_sync": med(no_sync), "sync": med(with_sync), "timer": timer_seconds(lambda: a @ a, 0.05)}
 
 
-def plot_costs(ladder: list[tuple[str, float]], rows: list[dict], modes: tuple[str, ...] = ("no_grad", "requires_grad"),
-               title: str = "Where eager time goes"):
-    """Left: the cost ladder of one tiny op (microseconds). Right: time per op against size per mode. Return the figure."""
+def cache_sizes() -> dict[str, int]:
+    """Return the CPU's data caches as ``{"L1d": bytes, "L2": bytes, "L3": bytes}``, read from Linux's sysfs.
+
+    Each size is that of the cache level as the first CPU sees it (an L3 shared by several cores counts once).
+    Returns ``{}`` where the operating system does not say (macOS, Windows, some containers).
+    """
+    from pathlib import Path
+
+    out: dict[str, int] = {}
+    base = Path("/sys/devices/system/cpu/cpu0/cache")
+    for index in sorted(base.glob("index*")):
+        try:
+            level = (index / "level").read_text().strip()
+            kind = (index / "type").read_text().strip()
+            size = (index / "size").read_text().strip().upper()
+        except OSError:
+            continue
+        if kind not in ("Data", "Unified"):
+            continue
+        factor = {"K": 2**10, "M": 2**20, "G": 2**30}.get(size[-1:], 1)
+        digits = size.rstrip("KMG")
+        if not digits.isdigit():
+            continue
+        out[f"L{level}" + ("d" if kind == "Data" else "")] = int(digits) * factor
+    return out
+
+
+def plot_costs(ladder: list[tuple[str, float]], rows: list[dict], mode: str = "no_grad",
+               caches: dict[str, int] | None = None, title: str = "Where eager time goes"):
+    """Left: the cost ladder of one tiny op (microseconds). Right: nanoseconds per element against size; return the figure.
+
+    The right panel shows ``rows[i][mode] / numel`` (from :func:`size_sweep`) on log-log axes. For each entry of
+    ``caches`` (bytes, as :func:`cache_sizes` returns) a dashed line marks the size at which ``a``, ``b`` and the
+    result of ``a * b`` (three float32 tensors, 12 bytes per element) outgrow that cache: the knee where the time
+    per element stops falling and rises.
+    """
     import matplotlib.pyplot as plt
 
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 3.4))
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 3.6))
     names = [name for name, _ in ladder]
     ax1.barh(names[::-1], [1e6 * s for _, s in ladder][::-1], color="tab:blue")
     ax1.set_xlabel("microseconds per op (cumulative)")
     ax1.set_title("one 1-element torch.mul", fontsize=9)
     ax1.grid(alpha=0.3, axis="x")
     n = [r["numel"] for r in rows]
-    for mode in modes:
-        ax2.loglog(n, [1e6 * r[mode] for r in rows], "o-", label=mode)
+    ax2.loglog(n, [1e9 * r[mode] / r["numel"] for r in rows], "o-", color="tab:red", label=f"a * b under {mode}")
+    for i, (level, size) in enumerate(sorted((caches or {}).items(), key=lambda kv: kv[1])):
+        at = size / 12
+        if min(n) <= at <= max(n):
+            ax2.axvline(at, ls="--", color="grey", lw=1)
+            ax2.text(at, 0.97 - 0.1 * i, f" {level} full", transform=ax2.get_xaxis_transform(), fontsize=8,
+                     color="grey", va="top")
     ax2.set_xlabel("elements per tensor")
-    ax2.set_ylabel("microseconds per op")
-    ax2.legend(fontsize=8)
-    ax2.grid(alpha=0.3)
-    ax2.set_title("the same op as the tensor grows", fontsize=9)
+    ax2.set_ylabel("nanoseconds per element")
+    ax2.legend(fontsize=8, loc="lower left")
+    ax2.grid(alpha=0.3, which="both")
+    ax2.set_title("time per element: falls, levels off in cache, rises past it", fontsize=9)
     fig.suptitle(title)
     fig.tight_layout()
     plt.show()
     return fig
+
+
+def hook_every_node(output: torch.Tensor) -> tuple[list[str], list[str]]:
+    """Put a hook on every node of ``output``'s recorded graph; return ``(recorded, ran)``: lists of node type names.
+
+    ``recorded`` lists each node reachable from ``output.grad_fn`` once; ``ran`` starts empty and gets a node's
+    name each time the engine runs that node during a later ``backward()`` or ``torch.autograd.grad`` call.
+    """
+    recorded: list[str] = []
+    ran: list[str] = []
+    stack, seen = [output.grad_fn], set()
+    while stack:
+        node = stack.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        recorded.append(type(node).__name__)
+        node.register_hook(lambda grad_inputs, grad_outputs, name=type(node).__name__: ran.append(name))
+        stack.extend(next_node for next_node, _ in node.next_functions)
+    return recorded, ran
 
 
 def sample_image(height: int = 48, width: int = 64, seed: int = 0) -> np.ndarray:

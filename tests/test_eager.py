@@ -106,3 +106,35 @@ def test_sample_image_and_three_kinds():
     assert torch.equal(t.permute(1, 2, 0), torch.from_numpy(npy))
     fig = eager.show_images([pil, npy, t, t.float()], ["a", "b", "c", "d"], rows=2)
     assert len(fig.axes) == 4
+
+
+def test_cache_sizes_are_positive_byte_counts():
+    caches = eager.cache_sizes()
+    assert isinstance(caches, dict)
+    for level, size in caches.items():
+        assert level[:1] == "L" and isinstance(size, int) and size >= 1024
+    if caches.get("L2") and caches.get("L3"):
+        assert caches["L3"] >= caches["L2"]
+
+
+def test_plot_costs_marks_where_the_caches_fill():
+    ladder = [("python", 2e-8), ("op, requires_grad", 1.5e-6)]
+    rows = [{"numel": n, "no_grad": 1e-6 + n * 1e-9} for n in (1, 1_000, 1_000_000)]
+    fig = eager.plot_costs(ladder, rows, caches={"L2": 512 * 1024, "L9": 10**12})   # L9 is off the chart
+    ax = fig.axes[1]
+    assert ax.get_yscale() == "log" and ax.get_ylabel() == "nanoseconds per element"
+    dashed = [line for line in ax.get_lines() if line.get_linestyle() == "--"]
+    assert len(dashed) == 1 and dashed[0].get_xdata()[0] == pytest.approx(512 * 1024 / 12)
+    assert ax.get_lines()[0].get_ydata()[0] == pytest.approx(1e9 * (1e-6 + 1e-9))
+
+
+def test_hook_every_node_sees_pruning():
+    x = torch.randn(3, requires_grad=True)
+    w = torch.randn(3, requires_grad=True)
+    out = (x.sin() + w.cos()).sum()
+    recorded, ran = eager.hook_every_node(out)
+    assert sorted(recorded) == sorted(["SumBackward0", "AddBackward0", "SinBackward0", "CosBackward0",
+                                       "AccumulateGrad", "AccumulateGrad"])
+    assert ran == []
+    torch.autograd.grad(out, x)
+    assert "SinBackward0" in ran and "CosBackward0" not in ran

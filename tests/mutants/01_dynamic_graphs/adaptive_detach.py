@@ -1,4 +1,5 @@
 """Detaches h inside the loop: same outputs and steps, but only the last application gets gradients."""
+KIND = "graph"
 CELL = "adaptive_depth"
 FAILS = ["test_adaptive_depth_gradients"]
 SOURCE = '''

@@ -1,4 +1,5 @@
 """Always runs max_steps: the stopping rule is ignored, so depth no longer depends on the data."""
+KIND = "wrong-value"
 CELL = "adaptive_depth"
 FAILS = ["test_adaptive_depth_values", "test_adaptive_depth_data_dependent", "test_adaptive_depth_max_steps"]
 SOURCE = '''

@@ -1,4 +1,5 @@
 """Starts from x.detach(): the block's parameters get their gradients, but nothing flows back to x."""
+KIND = "graph"
 CELL = "adaptive_depth"
 FAILS = ["test_adaptive_depth_gradients"]
 SOURCE = '''

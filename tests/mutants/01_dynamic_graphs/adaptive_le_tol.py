@@ -1,4 +1,5 @@
 """Stops when the change is <= tol: with tol=0 a step that changes nothing stops the loop (the rule is strict)."""
+KIND = "edge-case"
 CELL = "adaptive_depth"
 FAILS = ["test_adaptive_depth_max_steps"]
 SOURCE = '''

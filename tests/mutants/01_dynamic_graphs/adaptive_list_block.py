@@ -1,4 +1,5 @@
 """Keeps the block in a plain list: it works, but the block is not a registered submodule (no parameters)."""
+KIND = "contract"
 CELL = "adaptive_depth"
 FAILS = ["test_adaptive_depth_module"]
 SOURCE = '''

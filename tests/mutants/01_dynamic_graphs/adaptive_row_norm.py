@@ -1,4 +1,5 @@
 """Wrong reduction: averages the per-row norms instead of taking the norm over the whole tensor."""
+KIND = "wrong-value"
 CELL = "adaptive_depth"
 FAILS = ["test_adaptive_depth_values"]
 SOURCE = '''

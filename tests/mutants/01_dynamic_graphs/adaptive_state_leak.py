@@ -1,4 +1,5 @@
 """Keeps the step counter on self and never resets it: a second call on the same net starts where the first stopped."""
+KIND = "state"
 CELL = "adaptive_depth"
 FAILS = ["test_adaptive_depth_module"]
 SOURCE = '''

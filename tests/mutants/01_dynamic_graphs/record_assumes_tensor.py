@@ -1,4 +1,5 @@
 """Assumes every output is a tensor: a module returning a tuple (nn.LSTM) makes the hook raise."""
+KIND = "edge-case"
 CELL = "record_activations"
 FAILS = ["test_record_activations_shapes"]
 SOURCE = '''

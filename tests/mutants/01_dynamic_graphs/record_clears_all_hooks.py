@@ -1,4 +1,5 @@
 """Cleans up by clearing every module's _forward_hooks: the user's own hooks vanish too."""
+KIND = "mutation"
 CELL = "record_activations"
 FAILS = ["test_record_activations_cleanup"]
 SOURCE = '''

@@ -1,4 +1,5 @@
 """Never removes its hooks: they stay registered and keep firing on every later forward pass."""
+KIND = "state"
 CELL = "record_activations"
 FAILS = ["test_record_activations_cleanup"]
 SOURCE = '''

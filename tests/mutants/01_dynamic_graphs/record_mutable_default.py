@@ -1,4 +1,5 @@
 """A mutable default argument as the result dict: shapes from earlier calls leak into later ones."""
+KIND = "state"
 CELL = "record_activations"
 FAILS = ["test_record_activations_shapes", "test_record_activations_repeated", "test_record_activations_fresh"]
 SOURCE = '''

@@ -1,4 +1,5 @@
 """Removes its hooks after model(x), but not in finally: a forward that raises leaves them behind."""
+KIND = "edge-case"
 CELL = "record_activations"
 FAILS = ["test_record_activations_cleanup"]
 SOURCE = '''

@@ -1,4 +1,5 @@
 """Hooks only the direct children (named_children): nested submodules are missing."""
+KIND = "wrong-value"
 CELL = "record_activations"
 FAILS = ["test_record_activations_shapes", "test_record_activations_fresh"]
 SOURCE = '''

@@ -1,4 +1,5 @@
 """Ignores the weight_decay argument: right for the default, wrong as soon as it is set."""
+KIND = "wrong-value"
 CELL = "sgd_step"
 FAILS = ["test_sgd_step_weight_decay"]
 SOURCE = '''

@@ -1,4 +1,5 @@
 """Returns loss_fn() evaluated again after the update: a second call, and the wrong (new) value."""
+KIND = "wrong-value"
 CELL = "sgd_step"
 FAILS = ["test_sgd_step_returns_float"]
 SOURCE = '''

@@ -1,4 +1,5 @@
 """Never clears the gradients: the next step (and a stale .grad) adds into this one."""
+KIND = "graph"
 CELL = "sgd_step"
 FAILS = ["test_sgd_step_no_accumulation", "test_sgd_step_edge_cases"]
 SOURCE = '''

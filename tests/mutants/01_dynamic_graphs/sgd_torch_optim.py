@@ -1,5 +1,7 @@
-"""Delegates to torch.optim.SGD (zero_grad, backward, step, zero_grad): the behaviour the statement describes."""
+"""Delegates to torch.optim.SGD (zero_grad, backward, step, zero_grad): right numbers, but the statement asks for the update written by hand."""
+KIND = "contract"
 CELL = "sgd_step"
+FAILS = ["test_sgd_step_update"]
 SOURCE = '''
 def sgd_step(params, loss_fn, lr, weight_decay=0.0):
     opt = torch.optim.SGD(params, lr=lr, weight_decay=weight_decay)

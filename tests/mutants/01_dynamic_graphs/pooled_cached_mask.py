@@ -1,0 +1,14 @@
+"""Caches the mask per (B, T) shape "to save work": a later batch of the same shape with other lengths reuses the wrong mask."""
+KIND = "state"
+CELL = "pooled_scores"
+FAILS = ["test_pooled_scores_edge_cases"]
+SOURCE = '''
+_masks = {}
+
+def pooled_scores(x, lengths, w):
+    key = tuple(x.shape[:2])
+    if key not in _masks:
+        _masks[key] = torch.arange(x.shape[1], device=x.device) < lengths[:, None]
+    keep = _masks[key]
+    return ((x * keep[..., None]).sum(dim=1) / lengths[:, None]) @ w
+'''

@@ -1,8 +1,0 @@
-"""Forgets scale=True: values stay in 0..255 before normalising."""
-CELL = "make_preprocess"
-FAILS = ["test_make_preprocess_pil", "test_make_preprocess_numpy", "test_make_preprocess_tensor"]
-SOURCE = '''
-def make_preprocess(size, mean, std):
-    return v2.Compose([v2.ToImage(), v2.Resize(size, antialias=True),
-                       v2.ToDtype(torch.float32), v2.Normalize(mean=list(mean), std=list(std))])
-'''

@@ -1,0 +1,9 @@
+"""Does nothing: never runs the model and returns an empty dict."""
+KIND = "do-nothing"
+CELL = "record_activations"
+FAILS = ["test_record_activations_shapes", "test_record_activations_repeated", "test_record_activations_cleanup",
+         "test_record_activations_fresh"]
+SOURCE = '''
+def record_activations(model, x):
+    return {}
+'''
