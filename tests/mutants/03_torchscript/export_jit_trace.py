@@ -1,7 +1,7 @@
 """Returns a torch.jit.trace of an eval-mode copy (old habit) instead of a torch.export ExportedProgram."""
 CELL = "export_classifier"
-FAILS = ["test_export_classifier_eval_outputs", "test_export_classifier_dynamic_batch",
-         "test_export_classifier_rejects_features"]
+KIND = "contract"
+FAILS = ["test_export_classifier_eval_outputs", "test_export_classifier_dynamic_batch", "test_export_classifier_rejects_features", "test_export_classifier_leaves_model", "test_export_classifier_snapshot"]
 SOURCE = '''
 def export_classifier(model: nn.Module, example: Tensor) -> torch.export.ExportedProgram:
     """Export `model` for inference (eval mode) with a dynamic batch dimension; return the ExportedProgram."""

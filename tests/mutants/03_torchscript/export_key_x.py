@@ -1,6 +1,7 @@
 """dynamic_shapes keyed by the name "x" (the demo's argument): models whose forward argument has another name fail."""
 CELL = "export_classifier"
-FAILS = ["test_export_classifier_eval_outputs", "test_export_classifier_dynamic_batch"]
+KIND = "overfit"
+FAILS = ["test_export_classifier_eval_outputs", "test_export_classifier_dynamic_batch", "test_export_classifier_snapshot"]
 SOURCE = '''
 def export_classifier(model: nn.Module, example: Tensor) -> torch.export.ExportedProgram:
     """Export `model` for inference (eval mode) with a dynamic batch dimension; return the ExportedProgram."""

@@ -1,5 +1,6 @@
 """Exports from the example as given: a 1-row example makes export specialise the batch to 1 and fail."""
 CELL = "export_classifier"
+KIND = "edge-case"
 FAILS = ["test_export_classifier_dynamic_batch"]
 SOURCE = '''
 def export_classifier(model: nn.Module, example: Tensor) -> torch.export.ExportedProgram:

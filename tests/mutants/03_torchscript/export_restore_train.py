@@ -1,6 +1,7 @@
 """Restores the mode with model.train(): a frozen BatchNorm is switched back to training, an eval model too."""
 CELL = "export_classifier"
-FAILS = ["test_export_classifier_leaves_model"]
+KIND = "mutation"
+FAILS = ["test_export_classifier_leaves_model", "test_export_classifier_snapshot"]
 SOURCE = '''
 def export_classifier(model: nn.Module, example: Tensor) -> torch.export.ExportedProgram:
     """Export `model` for inference (eval mode) with a dynamic batch dimension; return the ExportedProgram."""

@@ -1,5 +1,6 @@
 """No dynamic_shapes: the batch size is specialised to the example's, other batch sizes are rejected."""
 CELL = "export_classifier"
+KIND = "edge-case"
 FAILS = ["test_export_classifier_dynamic_batch"]
 SOURCE = '''
 def export_classifier(model: nn.Module, example: Tensor) -> torch.export.ExportedProgram:

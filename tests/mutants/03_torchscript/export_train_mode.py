@@ -1,6 +1,7 @@
 """Never switches to eval mode: dropout stays in the exported graph, so outputs are random."""
 CELL = "export_classifier"
-FAILS = ["test_export_classifier_eval_outputs", "test_export_classifier_dynamic_batch"]
+KIND = "graph"
+FAILS = ["test_export_classifier_eval_outputs", "test_export_classifier_dynamic_batch", "test_export_classifier_leaves_model", "test_export_classifier_snapshot"]
 SOURCE = '''
 def export_classifier(model: nn.Module, example: Tensor) -> torch.export.ExportedProgram:
     """Export `model` for inference (eval mode) with a dynamic batch dimension; return the ExportedProgram."""
