@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import textwrap
 from pathlib import Path
 
 from nbgrader.exchange.abc.exchange import ExchangeError
@@ -86,15 +87,18 @@ def digest(src_dir: Path, names: list[str]) -> str:
     return h.hexdigest()
 
 
-def refusal_message(assignment: str, names: list[str]) -> str:
-    """What the student reads in the tab's dialog."""
+def refusal_message(assignment: str, names: list[str], width: int = 80) -> str:
+    """What the student reads in the tab's dialog (a ``<pre>`` there: lines are wrapped here)."""
     files = ", ".join(f"{assignment}/{n}" for n in names)
-    return (f"Not submitted yet: none of your answers in {files} differs from the released notebook, so this "
-            f"would hand in the blank exercises.\n\n"
-            f"Your work belongs in {assignment}/ (the copy the landing page opens). If you worked there, save it "
-            f"(Ctrl+S) and press Submit again. If you worked in another copy, move your answers into "
-            f"{assignment}/ first.\n\n"
-            f"To hand in the unchanged notebook anyway, press Submit once more.")
+    paragraphs = [
+        f"Not submitted yet: none of your answers in {files} differs from the released notebook, "
+        f"so this would hand in the blank exercises.",
+        f"Your work belongs in {assignment}/ (the copy the landing page opens). If you worked there, "
+        f"save it (Ctrl+S) and press Submit again. If you worked in another copy, move your answers "
+        f"into {assignment}/ first.",
+        "To hand in the unchanged notebook anyway, press Submit once more.",
+    ]
+    return "\n\n".join(textwrap.fill(p, width) for p in paragraphs)
 
 
 class ExchangeSubmit(_NbgraderSubmit):
