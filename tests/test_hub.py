@@ -44,14 +44,13 @@ from conftest import REPO
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHAPTER = "01_dynamic_graphs"
 EXERCISE = "sgd_step"
-CORRECT = REPO / "tests" / "alternatives" / CHAPTER / "sgd_data_zero.py"
-WRONG = REPO / "tests" / "mutants" / CHAPTER / "sgd_ignores_weight_decay.py"
 SHOTS = REPO / "tests" / "screenshots"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
         "--disable-sync", "--no-first-run", "--disable-quic", "--disable-dev-shm-usage"]
 
 
 def _missing() -> str | None:
+    """Why the term cannot run here (None when it can)."""
     if os.geteuid() != 0:
         return "the hub test creates Unix users and runs JupyterHub as root"
     if not Path(CHROMIUM).exists():
@@ -69,7 +68,20 @@ def _missing() -> str | None:
     return None
 
 
-pytestmark = [pytest.mark.skipif(_missing() is not None, reason=str(_missing())), pytest.mark.xdist_group("hub")]
+pytestmark = [pytest.mark.skipif(os.geteuid() != 0, reason="needs root (Unix users, file owners)"),
+              pytest.mark.xdist_group("hub")]
+needs_hub = pytest.mark.skipif(_missing() is not None, reason=str(_missing()))
+
+
+def answers() -> tuple[dict, dict]:
+    """A correct answer to the exercise (one of its alternatives) and a wrong one (the mutant that fails the
+    fewest of its tests), from ``tests/alternatives`` and ``tests/mutants``."""
+    def load(kind):
+        return [runpy.run_path(str(p)) for p in sorted((REPO / "tests" / kind / CHAPTER).glob("*.py"))]
+    correct = next(a for a in load("alternatives") if a.get("CELL") == EXERCISE)
+    wrong = min((m for m in load("mutants") if m.get("CELL") == EXERCISE and m.get("FAILS")),
+                key=lambda m: (len(m["FAILS"]), m["SOURCE"]))
+    return correct, wrong
 
 
 def grade_cells(nb_path: Path) -> dict[str, float]:
@@ -225,6 +237,8 @@ def _free_port() -> int:
 
 @pytest.fixture(scope="module")
 def hub():
+    if _missing():
+        pytest.skip(_missing())
     h = Hub()
     try:
         h.create_users()
@@ -256,13 +270,18 @@ def browser():
     pw.stop()
 
 
-def log_in(browser, hub: Hub, name: str):
+def start_log_in(browser, hub: Hub, name: str):
+    """Log in on the hub's page (PAM); the hub then starts the user's server (waited for by :func:`lab_ready`)."""
     context = browser.new_context(viewport={"width": 1400, "height": 900})
     page = context.new_page()
     page.goto(f"{hub.url}/hub/login")
     page.fill("#username_input", name)
     page.fill("#password_input", hub.passwords[name])
     page.click("#login_submit")
+    return page
+
+
+def lab_ready(page, name: str):
     page.wait_for_url(re.compile(rf".*/user/{name}/lab.*"), timeout=180_000)
     page.wait_for_selector(".lm-MenuBar-itemLabel:text-is('Help')", timeout=180_000)
     return page
@@ -304,7 +323,17 @@ def status(url: str, page) -> int:
     return response.status if response else 0
 
 
+@needs_hub
 def test_a_term_through_the_hub(hub, browser):
+    try:
+        _term(hub, browser)
+    finally:
+        for label, seconds in hub.times.items():
+            print(f"[hub] {label}: {seconds:.1f} s")
+        print(f"[hub] load average: {os.getloadavg()}")
+
+
+def _term(hub, browser):
     t_term = time.time()
     step = {}
 
@@ -314,14 +343,21 @@ def test_a_term_through_the_hub(hub, browser):
     def done():
         hub.times[step["label"]] = time.time() - step["t"]
 
-    correct, wrong = runpy.run_path(str(CORRECT)), runpy.run_path(str(WRONG))
+    correct, wrong = answers()
     answers = {hub.students[0]: correct["SOURCE"].strip(), hub.students[1]: wrong["SOURCE"].strip()}
     inst = hub.instructor
     SHOTS.mkdir(exist_ok=True)
 
+    # 0. Everybody logs in at once; the hub starts the three servers side by side.
+    timed("0 three log-ins (PAM) and server starts, at once")
+    pages = {name: start_log_in(browser, hub, name) for name in [inst, *hub.students]}
+    for name, page in pages.items():
+        lab_ready(page, name)
+    done()
+
     # 1. The instructor releases the chapter with Formgrader's Release button (its own tab: no iframe on a hub).
-    timed("1 instructor: log in, Formgrader, release")
-    ipage = log_in(browser, hub, inst)
+    timed("1 instructor: Formgrader, release")
+    ipage = pages.pop(inst)
     ipage.goto(f"{hub.url}/user/{inst}/formgrader")
     row = ipage.locator(f"tr:has-text('{CHAPTER}')").first
     row.wait_for(timeout=120_000)
@@ -335,10 +371,9 @@ def test_a_term_through_the_hub(hub, browser):
     done()
 
     # 2. Each student logs in, fetches, answers Exercise 1.2 (typed in the browser), saves and submits.
-    pages = {}
     for name in hub.students:
-        timed(f"2 {name}: log in, fetch, edit, submit")
-        page = pages[name] = log_in(browser, hub, name)
+        timed(f"2 {name}: fetch, edit, submit")
+        page = pages[name]
         page.click(".lm-MenuBar-itemLabel:text-is('Nbgrader')")
         items = page.locator(".lm-Menu-itemLabel").all_inner_texts()
         page.keyboard.press("Escape")
@@ -444,6 +479,116 @@ except PermissionError:
         done()
 
     hub.times["the term (steps 1-6)"] = time.time() - t_term
-    for label, seconds in hub.times.items():
-        print(f"[hub] {label}: {seconds:.1f} s")
-    print(f"[hub] load: {os.getloadavg()}")
+
+
+# --- The hub's pieces, without a browser (seconds) -----------------------------------------------------------
+
+@pytest.fixture
+def srv_dir():
+    """A scratch folder every user can reach (pytest's tmp_path is under /tmp/pytest-of-root, 0700)."""
+    Path("/srv").mkdir(exist_ok=True)
+    d = Path(tempfile.mkdtemp(prefix="pt-hub-unit-", dir="/srv"))
+    d.chmod(0o755)
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def test_exchange_gets_nbgraders_modes_and_the_instructor_owns_the_course(srv_dir):
+    from course.grading import hub as H
+    squatted = srv_dir / "exchange" / "pytorch-internals" / "inbound"
+    squatted.mkdir(parents=True)
+    os.chown(squatted, 0, 0)
+    squatted.chmod(0o777)
+    ex = H.prepare_exchange(srv_dir / "exchange", "nobody")
+    nobody = pwd.getpwnam("nobody").pw_uid
+    modes = {p.relative_to(ex).as_posix() or ".": (p.stat().st_mode & 0o7777, p.stat().st_uid)
+             for p in [ex, *ex.rglob("*")]}
+    assert modes == {".": (0o1777, 0), "pytorch-internals": (0o755, nobody),
+                     "pytorch-internals/outbound": (0o755, nobody), "pytorch-internals/inbound": (0o2733, nobody),
+                     "pytorch-internals/feedback": (0o711, nobody)}, modes
+
+
+def test_exchange_must_be_reachable_by_every_user(tmp_path):
+    from course.grading import hub as H
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    with pytest.raises(SystemExit, match="not reachable"):
+        H.prepare_exchange(private / "exchange", "nobody")
+
+
+def test_users_python_runs_the_course_packages_as_another_user(srv_dir):
+    from course.grading import hub as H
+    py, bindir = H.user_python(srv_dir)
+    assert H.readable_by_others(Path(py), execute=True)
+    code = ("import sys, nbgrader, jupyterhub.singleuser, course.submit, course.lab; "
+            "print(sys.executable, nbgrader.__version__)")
+    out = subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", py, "-c", code],
+                         capture_output=True, text=True, env={"PATH": f"{bindir}:/usr/bin:/bin", "HOME": "/"})
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "0.9.6" in out.stdout
+    nbgrader = Path(bindir) / "nbgrader"
+    assert nbgrader.read_text().startswith(f"#!{py}\n"), "console scripts must start the users' interpreter"
+    lab_static = Path(py).parent.parent / "share" / "jupyter" / "lab" / "static"
+    assert lab_static.is_dir(), "JupyterLab's assets must be found from the users' interpreter"
+
+
+def test_hub_configuration_is_loopback_pam_and_per_role(srv_dir):
+    from traitlets.config import Config
+    from course.grading import hub as H
+    s = H.HubSettings(course=str(srv_dir / "course"), instructor="root", students=["nobody"],
+                      exchange=str(srv_dir / "exchange"), state=str(srv_dir / "state"), port=18123, hub_port=18124,
+                      proxy_api_port=18125, python="/x/bin/python", bindir="/x/bin", proxy="/x/bin/chp")
+    c = Config()
+    H.configure(c, s)
+    assert c.JupyterHub.bind_url == "http://127.0.0.1:18123" and c.JupyterHub.hub_ip == "127.0.0.1"
+    assert c.ConfigurableHTTPProxy.api_url == "http://127.0.0.1:18125"
+    assert c.JupyterHub.authenticator_class == "pam" and c.Authenticator.allowed_users == {"root", "nobody"}
+    assert c.Spawner.cmd == ["/x/bin/python", "-m", "jupyterhub.singleuser"]
+
+    class Spawner:
+        def __init__(self, name):
+            self.user = type("U", (), {"name": name})()
+            self.environment, self.notebook_dir = {}, ""
+
+    student, instructor = Spawner("nobody"), Spawner("root")
+    c.Spawner.pre_spawn_hook(student)
+    c.Spawner.pre_spawn_hook(instructor)
+    assert student.environment["JUPYTER_CONFIG_PATH"] == str(s.student_config) and student.notebook_dir == "~"
+    assert instructor.environment["JUPYTER_CONFIG_PATH"] == str(s.instructor_config)
+    assert instructor.notebook_dir == s.course
+    for env in (student.environment, instructor.environment):
+        assert env["PATH"].startswith("/x/bin:") and env["COURSE_EXCHANGE"] == s.exchange
+
+
+def test_hub_command_line_refuses_what_cannot_work(srv_dir, capsys):
+    from course.grading import hub as H
+    assert H.main(["--instructor", "root", "--students", "no-such-user-xyz", "--course", str(REPO)]) == 2
+    assert "no-such-user-xyz" in capsys.readouterr().err
+    assert H.main(["--instructor", "root", "--students", "nobody", "--course", str(srv_dir)]) == 2
+    assert "not the course folder" in capsys.readouterr().err
+    with pytest.raises(SystemExit, match="not under /tmp"):
+        H.main(["--instructor", "root", "--students", "nobody", "--course", str(REPO), "--state", "/tmp/x-hub",
+                "--exchange", str(srv_dir / "ex"), "--prepare-only"])
+
+
+def test_hub_prepare_only_writes_the_configuration(srv_dir, capsys):
+    from course.grading import hub as H
+    course = srv_dir / "course"
+    course.mkdir()
+    shutil.copy(REPO / "nbgrader_config.py", course / "nbgrader_config.py")
+    (course / "source").mkdir()
+    (course / "source").chmod(0o755)
+    assert H.main(["--instructor", "nobody", "--students", "nobody", "--course", str(course), "--state",
+                   str(srv_dir / "state"), "--exchange", str(srv_dir / "ex"), "--prepare-only"]) == 0
+    captured = capsys.readouterr()
+    assert "readable by every user" in captured.err and "not owned by nobody" in captured.err
+    private = srv_dir / "state" / "private"
+    assert private.stat().st_mode & 0o777 == 0o700
+    settings = json.loads((private / "hub.json").read_text())
+    assert settings["ip"] == "127.0.0.1" and settings["exchange"] == str(srv_dir / "ex")
+    student_cfg = (srv_dir / "state" / "student-config" / "nbgrader_config.py").read_text()
+    assert "path_includes_course = False" in student_cfg and str(srv_dir / "ex") in student_cfg
+    inst_cfg = (srv_dir / "state" / "instructor-config" / "nbgrader_config.py").read_text()
+    assert f"load_subconfig({str(course / 'nbgrader_config.py')!r})" in inst_cfg
+    server = json.loads((srv_dir / "state" / "student-config" / "jupyter_server_config.json").read_text())
+    assert server["ServerApp"]["jpserver_extensions"]["nbgrader.server_extensions.formgrader"] is False
