@@ -46,26 +46,23 @@ c.Exchange.path_includes_course = True
 # and release the chapters into it). JupyterHub deployments set their own.
 c.Exchange.root = os.path.join(HERE, ".exchange")
 
-# Grading goes through the judge (course/grading/autograde.py): each submission runs in a
+# Grading goes through the judge (course/grading/preprocessors.py): each submission runs in a
 # sandbox, and every grade cell is decided outside the student's kernel against references
 # computed from the reference solution. This applies to `nbgrader autograde`, to
 # `python -m course.grading autograde` and to Formgrader's autograde button alike.
 # COURSE_GRADING=stock restores nbgrader's own in-kernel grading (the hidden tests then run
 # inside the student's kernel: not a trust boundary).
-c.JudgeExecute.timeout = c.Execute.timeout
+# install() also makes every rendering safe (Formgrader's pages, generate_feedback: no script or
+# raw HTML from a student), routes `nbgrader collect` through the intake (no link followed), and
+# makes a plain `nbgrader autograde` refuse a submission folder holding links or special files.
 c.JudgeExecute.course_root = HERE
-if os.environ.get("COURSE_GRADING", "judge") != "stock":
-    # Import strings, not classes: nbconvert imports them when grading, and Formgrader can show the config.
-    c.Autograde.autograde_preprocessors = [
-        "course.grading.autograde.JudgeExecute",
-        "nbgrader.preprocessors.IgnorePattern",
-        "nbconvert.preprocessors.ClearMetadataPreprocessor",
-        "nbgrader.preprocessors.LimitOutput",
-        "nbgrader.preprocessors.SaveAutoGrades",
-        "course.grading.autograde.JudgeRecord",
-        "nbgrader.preprocessors.AssignLatePenalties",
-        "nbgrader.preprocessors.CheckCellMetadata",
-    ]
+from course.grading.nbgrader_io import install as _install_judge  # noqa: E402
+
+_install_judge(c, judge=os.environ.get("COURSE_GRADING", "judge") != "stock")
+
+# The caps on every submission (files taken, memory, time, result and output bytes) are
+# course.grading.config.GradingLimits; set any of them here, e.g.
+# c.GradingLimits.memory_gib = 6
 
 # Validate (the toolbar button and `nbgrader validate`): a summary, then the first failures in a few lines.
 from course.validate import install as _short_validate  # noqa: E402

@@ -111,3 +111,82 @@ def test_run_probe_outside_ipython_records_errors(tmp_path):
     assert torch.equal(rec["value"]["r"], torch.rand(1)), "the probe runs right after seeding with its seed"
     wire.run_probe("def p(seed):\n    raise SystemExit(3)\n", "p", 1, str(out))
     assert "SystemExit" in wire.read_result(out)["error"]
+
+
+# --- results crafted to make the judge allocate more than it was sent ---------------------------------
+
+def _record(value) -> bytes:
+    buf = io.BytesIO()
+    torch.save({"ok": True, "value": value, "nonce": 1}, buf)
+    return buf.getvalue()
+
+
+def test_a_tiny_storage_viewed_as_a_huge_tensor_is_refused():
+    import resource
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    data = _record(torch.zeros(1, dtype=torch.float64).expand(4 * 2 ** 30))  # 32 GiB if ever made contiguous
+    assert len(data) < 4096
+    with pytest.raises(ValueError, match="does not match its data"):
+        wire.loads(data)
+    data = _record(torch.zeros(4)[1:])  # an offset view
+    with pytest.raises(ValueError, match="does not match its data"):
+        wire.loads(data)
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 200 * 1024  # KiB
+
+
+def test_shared_references_cannot_multiply():
+    x = [0]
+    for _ in range(60):
+        x = [x, x]  # 2**60 items if walked as a tree
+    with pytest.raises(ValueError, match="more than"):
+        wire.loads(_record(x))
+
+
+def test_many_views_of_one_storage_are_counted_once_each():
+    big = torch.zeros(2 ** 20)
+    with pytest.raises(ValueError):
+        wire.loads(_record([big] * 64), cap=8 * 2 ** 20)
+
+
+def test_compressed_entries_and_oversized_strings_are_refused():
+    import zipfile
+    data = _record(torch.zeros(10))
+    src = zipfile.ZipFile(io.BytesIO(data))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for info in src.infolist():
+            zf.writestr(info.filename, src.read(info.filename))
+    with pytest.raises(ValueError, match="compressed"):
+        wire.loads(out.getvalue())
+    with pytest.raises(ValueError, match="string of"):
+        wire.loads(_record("x" * (wire.MAX_STRING + 1)))
+
+
+def test_numpy_dtypes_from_the_result_are_numbers_only():
+    from course.checks import Opaque
+    rec = wire.loads(_record(("__judge__", "ndarray", "U100000000", torch.zeros(2))))
+    assert type(rec["value"]) is Opaque
+    rec = wire.loads(_record(("__judge__", "npscalar", "S99999999", 3)))
+    assert type(rec["value"]) is Opaque
+    rec = wire.loads(_record(("__judge__", "ndarray", "float32", torch.arange(3.0))))
+    assert rec["value"].tolist() == [0.0, 1.0, 2.0]
+
+
+def test_error_texts_are_capped_and_printable():
+    buf = io.BytesIO()
+    torch.save({"ok": False, "error": "\x1b]0;pwned\x07" + "E" * 5000, "where": "W" * 5000}, buf)
+    rec = wire.loads(buf.getvalue())
+    assert "\x1b" not in rec["error"] and "\x07" not in rec["error"]
+    assert len(rec["error"]) < wire.ERROR_CHARS + 80 and len(rec["where"]) < wire.WHERE_CHARS + 80
+
+
+def test_result_files_that_are_links_or_pipes_are_refused(tmp_path):
+    real = tmp_path / "real.pt"
+    real.write_bytes(_record(1))
+    os.symlink(real, tmp_path / "link.pt")
+    with pytest.raises(ValueError, match="not a plain file"):
+        wire.read_result(tmp_path / "link.pt")
+    os.mkfifo(tmp_path / "pipe.pt")
+    with pytest.raises(ValueError, match="not a plain file"):
+        wire.read_result(tmp_path / "pipe.pt")
+    assert wire.read_result(real)["value"] == 1

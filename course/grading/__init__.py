@@ -1,34 +1,39 @@
-"""The instructor's side of the course: grading that students' code cannot reach.
+"""The instructor's side of the course: grading that students' code cannot reach, organised by role.
 
-* :mod:`course.grading.planner`: known answers (mutants, alternatives) turned
-  into submissions, graded through real nbgrader (``check``, ``demo``).
-* :mod:`course.grading.sandbox`: the sandbox each submission runs in.
-* :mod:`course.grading.worker`: the student's notebook in a sandboxed kernel,
-  and the probes sent to it.
-* :mod:`course.grading.wire`: the plain-data format that comes back.
-* :mod:`course.grading.judge`: how hidden tests are written (probe + verdict),
-  and how verdicts are reached outside the student's kernel.
-* :mod:`course.grading.autograde`: ``python -m course.grading autograde``, the
-  trusted grading command, on top of nbgrader.
+* **Intake** (:mod:`~course.grading.intake`, :mod:`~course.grading.repair`): every submission's files pass
+  through one place before anything copies them; damaged notebooks are rebuilt from the release.
+* **Judge and wire** (:mod:`~course.grading.judge`, :mod:`~course.grading.wire`,
+  :mod:`~course.grading.references`, :mod:`~course.grading.sweep`): hidden tests as probe + verdict, the
+  plain-data format results come back in, the reference computed per student's seed.
+* **Sandbox and worker** (:mod:`~course.grading.sandbox`, :mod:`~course.grading.worker`): the student's
+  notebook in a bubblewrap sandbox, and the probes sent to it, with caps on everything that comes back.
+* **Class grading** (:mod:`~course.grading.classgrade`): stage, run (local processes or Dask), record, report.
+* **nbgrader integration** (:mod:`~course.grading.nbgrader_io`, :mod:`~course.grading.preprocessors`,
+  :mod:`~course.grading.inkernel`): the one layer that calls and configures nbgrader.
+* **Demo and known answers** (:mod:`~course.grading.known`): mutants, alternatives, attacks, ``make grade``.
+* **Class infrastructure** (:mod:`~course.grading.publish`, :mod:`~course.grading.hub`).
+* Shared: :mod:`~course.grading.config` (every limit, as traitlets configuration), :mod:`~course.grading.records`
+  (typed records), :mod:`~course.grading.text` (student text made safe to print and render).
+* The command line: :mod:`~course.grading.cli` (``python -m course.grading``).
 
-Students never import this package; nothing in it is secret (the hidden
-tests live in ``source/<chapter>/judge.py``, which is never released).
-Importing ``course.grading`` stays light, because the probe runner
-(:mod:`course.grading.wire`) is imported inside students' kernels: the
-planner's names are loaded on first use.
+Students never import this package (the student repository leaves it out); nothing in it is secret: the
+hidden tests live in ``source/<chapter>/judge.py``, which is never released. Importing it stays light,
+because :mod:`course.grading.wire` is imported inside students' kernels: the known-answer names below are
+loaded on first use.
 """
 from __future__ import annotations
 
 import importlib
 
-_PLANNER = {"TAMPER_PRELUDE", "Variant", "Submission", "Graded", "chapters", "notebook_path", "read",
-            "grade_id", "solution_cells", "graded_cells", "strip_markers", "load_variants", "plan",
-            "build_notebook", "bin_path_env", "nbgrader", "make_course", "generate", "read_scores",
-            "grade", "problems", "table", "execute", "release", "demo", "REPO", "textwrap_dedent",
-            "ATTACKS", "write_submissions", "write_damaged"}
+_KNOWN = {"TAMPER_PRELUDE", "ATTACKS", "Variant", "Submission", "Graded", "chapters", "notebook_path", "read",
+          "solution_cells", "graded_cells", "strip_markers", "load_variants", "plan", "build_notebook", "make_course",
+          "generate", "read_scores", "grade", "problems", "table", "execute", "release", "demo", "REPO",
+          "textwrap_dedent", "write_submissions", "write_damaged"}
 
 
 def __getattr__(name: str):
-    if name in _PLANNER:
-        return getattr(importlib.import_module("course.grading.planner"), name)
+    if name in _KNOWN:
+        return getattr(importlib.import_module("course.grading.known"), name)
+    if name == "grade_id":
+        return importlib.import_module("course.grading.records").grade_id
     raise AttributeError(f"module 'course.grading' has no attribute {name!r}")

@@ -1,77 +1,129 @@
-"""Grade a whole class: ``python -m course.grading grade-class CHAPTER... [--jobs N] [--force]`` (``make grade-class``).
+"""Grade a class: ``python -m course.grading grade-class CHAPTER...`` (and ``autograde``, one chapter).
 
 Four phases, per chapter:
 
 1. **Stage** every ``submitted/<student>/<chapter>/`` into ``.judge/staged/``
-   through :mod:`course.grading.repair` (renamed notebooks, deleted,
-   duplicated, re-typed or moved cells, stripped metadata, invalid JSON, huge
-   outputs). The student's submitted file is never modified.
-2. **Run** the staged submissions in parallel (``--jobs``, default: the number
-   of cores), each in its own sandbox (:mod:`course.grading.worker`), with a
-   progress bar. Each run is saved under ``.judge/runs/<chapter>/<student>/``:
-   the executed notebook and the probes' raw results, which are read back
-   later only with ``torch.load(weights_only=True)``. A submission whose staged
-   notebook, hidden tests, seed and course helpers are unchanged since its
-   last graded run is skipped (``--force`` regrades it).
+   through the intake (:mod:`course.grading.intake`: no link followed, no
+   special file opened, caps) and the repair of damaged notebooks
+   (:mod:`course.grading.repair`). The submitted files are never modified.
+2. **Run** the staged submissions, each in its own sandbox
+   (:mod:`course.grading.worker`), each in a grading process of its own with
+   a memory cap, so that one submission that kills its grading process costs
+   only its own grade: locally, ``--jobs`` processes at a time (a forkserver
+   that has imported the grading code once); or on a Dask cluster
+   (``--dask SCHEDULER``), one task per submission, where a worker that dies
+   mid-run costs a retry on another worker. Each run is saved under
+   ``.judge/runs/<chapter>/<student>/``: the executed notebook and the probes'
+   raw results, read back later only through the wire's checks. A submission
+   whose staged notebook, hidden tests, seed and course helpers are unchanged
+   since its last graded run is skipped (``--force`` regrades it).
 3. **Record**: one ``nbgrader autograde`` for the chapter, over the staged
-   folder, with the judge's preprocessors reading those saved runs. This is
-   the only writer of the gradebook (so parallel runs cannot corrupt it), and
-   it also writes ``autograded/`` as usual.
-4. **Report**: a per-student table (score per chapter, flags: tampering
-   suspected, timed out, crashed, damaged, repaired, sandbox degraded), and
-   with ``--feedback`` a file per student, ``feedback/<student>/<chapter>/grader.md``,
-   with the judge's message per test (the hidden tests' code only with
-   ``--show-tests``).
+   folder, with the judge's preprocessors reading those saved runs and the
+   references (computed once per chapter, for every student's seed, in one
+   reference run). It is the only writer of the gradebook.
+4. **Report**: a per-student table (score per chapter; flags), always printed,
+   also when nbgrader refused someone; with ``--feedback``, a
+   ``feedback/<student>/<chapter>/grader.md`` per student.
 
-Beyond one machine, the worker phase maps onto an existing executor: each
-task is a pure function of (staged folder, chapter, seed) that writes one
-run folder, so Dask distributed (``client.map``) or one Kubernetes Job per
-chunk of students can run it; the record phase stays a single writer, or the
-gradebook moves to PostgreSQL (``--db postgresql://...``).
+Dask needs, on every worker node: this course's virtual environment at the
+same path, bubblewrap, and a shared filesystem holding the course folder
+(``.judge/staged`` is read, ``.judge/runs`` written). The sandbox maps onto the
+node: each task builds its bubblewrap sandbox there.
 """
 from __future__ import annotations
 
-import argparse
-import concurrent.futures as cf
 import hashlib
 import json
+import multiprocessing
 import os
 import shutil
+import signal
 import sys
 import tempfile
 import time
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import nbformat
+from nbgrader.utils import is_grade
 
-from course.grading import references, repair
+from course.grading import intake, nbgrader_io, references, repair
+from course.grading.config import Limits
 from course.grading.judge import load
-from course.grading.sandbox import GiB, Limits, detect
+from course.grading.records import Report, WorkerResult, grade_id
+from course.grading.text import fenced, one_line, printable
 from course.grading.wire import loads
-from course.grading.worker import WorkerResult, nb_meta, run_submission, strip_hidden_tests
+from course.grading.worker import strip_hidden_tests
+
+
+@dataclass
+class Task:
+    """One submission's worker phase, as plain data (it travels to a pool process or a Dask worker)."""
+
+    root: str
+    chapter: str
+    student: str
+    staged: str
+    notebook_file: str
+    seed: int
+    input_key: str
+    db_url: str
+    limits: dict
+    threads: int | None = None
+
+    @property
+    def folder(self) -> Path:
+        return run_dir(Path(self.root), self.chapter, self.student)
+
+
+@dataclass
+class ClassResult:
+    """What a class run produced: a report per chapter and student, and what went wrong."""
+
+    reports: dict[str, dict[str, Report]] = field(default_factory=dict)
+    failures: list[tuple[str, str, str]] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    graded: list[tuple[str, str]] = field(default_factory=list)
+    timing: dict[str, float] = field(default_factory=dict)
 
 
 def notebook_key(nb) -> str:
     """A hash of what is executed: every cell's type and source (hidden regions removed) and grade_id."""
     h = hashlib.sha256()
     for c in nb.cells:
-        src = strip_hidden_tests(c.source) if nb_meta(c).get("grade") else c.source
-        h.update(f"{c.cell_type}\0{nb_meta(c).get('grade_id', '')}\0{src}\0".encode())
+        src = strip_hidden_tests(c.source) if is_grade(c) else c.source
+        h.update(f"{c.cell_type}\0{grade_id(c) or ''}\0{src}\0".encode())
     return h.hexdigest()[:24]
 
 
 def sanitize(nb, chapter: str, notebook: str, db_url: str):
-    """What nbgrader does to a submission before executing it (outputs cleared, locked and test cells restored)."""
-    from nbgrader.preprocessors import (CheckCellMetadata, ClearOutput, DeduplicateIds, OverwriteCells,
-                                        OverwriteKernelspec)
+    """What nbgrader does to a submission before executing it: its own sanitizing preprocessors, in its order."""
+    from nbgrader.converters import Autograde
+    from traitlets.utils.importstring import import_item
+
     resources = {"nbgrader": {"db_url": db_url, "assignment": chapter, "notebook": notebook}}
-    for pp in (ClearOutput, DeduplicateIds, OverwriteKernelspec, OverwriteCells, CheckCellMetadata):
+    for name in Autograde.class_traits()["sanitize_preprocessors"].default():
+        pp = import_item(name) if isinstance(name, str) else name
         nb, resources = pp().preprocess(nb, resources)
     return nb
 
 
 def run_dir(root: Path, chapter: str, student: str) -> Path:
     return references.judge_dir(root) / "runs" / chapter / student
+
+
+def notes_path(root: Path, chapter: str, student: str) -> Path:
+    d = references.judge_dir(root) / "staged-notes" / chapter
+    d.mkdir(parents=True, exist_ok=True)
+    return d / f"{student}.json"
+
+
+def staging_notes(root: Path, chapter: str, student: str) -> dict:
+    """What staging found about a submission (intake and repair), for its report; {} if it was not staged."""
+    try:
+        return json.loads(notes_path(root, chapter, student).read_text())
+    except (OSError, ValueError):
+        return {}
 
 
 def save_run(folder: Path, result: WorkerResult, key: str, input_key: str, seed: int) -> None:
@@ -86,16 +138,13 @@ def save_run(folder: Path, result: WorkerResult, key: str, input_key: str, seed:
             (folder / f"probe-{i}.pt").write_bytes(raw)
             records[test] = {"file": f"probe-{i}.pt"}
         else:
-            records[test] = {k: v for k, v in rec.items() if k in ("ok", "error", "where")}
-    meta = {"key": key, "input_key": input_key, "seed": seed, "records": records, "kernel_status": result.kernel_status,
-            "flags": result.flags, "events": result.events, "decoy_hits": result.decoy_hits, "sandbox": result.sandbox,
-            "seconds": result.seconds, "restarts": result.restarts, "peak_memory": result.peak_memory,
-            "graded": False}
+            records[test] = {k: rec[k] for k in ("ok", "error", "where") if k in rec}
+    meta = {"key": key, "input_key": input_key, "seed": seed, "records": records, "graded": False, **result.meta()}
     (folder / "notebook.ipynb").write_text(nbformat.writes(result.notebook))
     (folder / "meta.json").write_text(json.dumps(meta))
 
 
-def load_precomputed(base: Path, chapter: str, student: str, nb, seed: int) -> WorkerResult | None:
+def load_run(base: Path, chapter: str, student: str, nb, seed: int, limits: Limits) -> WorkerResult | None:
     """The saved run of this exact sanitized notebook and seed, or ``None`` (then the judge runs it itself)."""
     folder = Path(base) / chapter / student
     try:
@@ -104,41 +153,142 @@ def load_precomputed(base: Path, chapter: str, student: str, nb, seed: int) -> W
         return None
     if meta.get("key") != notebook_key(nb) or meta.get("seed") != seed:
         return None
-    result = WorkerResult(notebook=nbformat.reads((folder / "notebook.ipynb").read_text(), as_version=4))
+    results = {}
     for test, rec in meta["records"].items():
         if "file" in rec:
             try:
-                result.results[test] = loads((folder / rec["file"]).read_bytes())
+                results[test] = loads((folder / rec["file"]).read_bytes(), limits.probe_result_bytes)
             except (OSError, ValueError) as err:
-                result.results[test] = {"ok": False, "error": str(err)}
+                results[test] = {"ok": False, "error": str(err)}
+            except MemoryError:
+                results[test] = {"ok": False, "error": "the probe's result was too large for the grader's memory"}
         else:
-            result.results[test] = rec
-    for name in ("kernel_status", "flags", "events", "decoy_hits", "sandbox", "seconds", "restarts", "peak_memory"):
-        setattr(result, name, meta[name])
-    return result
+            results[test] = rec
+    notebook = nbformat.reads((folder / "notebook.ipynb").read_text(), as_version=4)
+    return WorkerResult.from_meta(meta, notebook, results)
 
 
-def _course_hash(root: Path, chapter: str, seed: int) -> str:
-    judge = load(chapter, root)
-    return references.cache_key(chapter, root, seed, judge)
+# --- phase 2: one submission in a grading process of its own ---------------------------------------------
 
+def work(task: dict) -> dict:
+    """One submission's worker phase: nbgrader's sanitizing, the sandboxed run, the saved run. Returns a summary.
 
-def _work(task: dict) -> dict:
-    """One submission's worker phase (runs in a pool process): sanitize, run in the sandbox, save."""
+    Runs in a fresh grading process (local) or on a Dask worker, under the judge's memory cap.
+    """
+    from course.grading.preprocessors import cap_memory
+    from course.grading.worker import run_submission
+
+    t = Task(**task)
+    limits = Limits.from_dict(t.limits)
+    cap_memory(limits.judge_memory_bytes)
     t0 = time.perf_counter()
-    staged = Path(task["staged"])
-    nb_path = staged / task["notebook_file"]
-    nb = nbformat.read(str(nb_path), as_version=4)
-    nb = sanitize(nb, task["chapter"], Path(task["notebook_file"]).stem, task["db_url"])
-    key = notebook_key(nb)
-    root = Path(task["root"])
-    judge = load(task["chapter"], root)
-    limits = Limits(**task["limits"])
-    result = run_submission(nb, task["chapter"], task["student"], judge.codes(), task["seed"], files=staged,
-                            limits=limits, course_root=root, threads=task["threads"])
-    save_run(run_dir(root, task["chapter"], task["student"]), result, key, task["input_key"], task["seed"])
-    return {"student": task["student"], "chapter": task["chapter"], "seconds": time.perf_counter() - t0,
-            "flags": result.flags}
+    staged = Path(t.staged)
+    nb = nbformat.read(str(staged / t.notebook_file), as_version=4)
+    nb = sanitize(nb, t.chapter, Path(t.notebook_file).stem, t.db_url)
+    root = Path(t.root)
+    judge = load(t.chapter, root)
+    result = run_submission(nb, t.chapter, t.student, judge.codes(), t.seed, files=staged, limits=limits,
+                            course_root=root, threads=t.threads)
+    save_run(t.folder, result, notebook_key(nb), t.input_key, t.seed)
+    return {"student": t.student, "chapter": t.chapter, "seconds": round(time.perf_counter() - t0, 2),
+            "flags": result.flags, "judge_peak_mib": round(result.judge_peak_memory / 2 ** 20, 1)}
+
+
+def _work_in_child(task: dict, out: str) -> None:
+    summary = work(task)
+    Path(out).write_text(json.dumps(summary))
+
+
+def _exit_reason(code: int | None) -> str:
+    if code is None:
+        return "did not finish"
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"was killed by {name}" + (" (out of memory?)" if -code == signal.SIGKILL else "")
+    return f"exited with code {code}"
+
+
+def run_local(tasks: list[dict], jobs: int, bar=None) -> list[tuple[str, str, str]]:
+    """Run ``tasks`` ``jobs`` at a time, each in a process of its own; return the failures (chapter, student, why)."""
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(["course.grading.classgrade", "course.grading.worker", "torch"])
+    failures = []
+    pending = list(tasks)
+    running: dict = {}
+    tmp = Path(tempfile.mkdtemp(prefix="grade-class-"))
+    try:
+        while pending or running:
+            while pending and len(running) < jobs:
+                task = pending.pop(0)
+                out = tmp / f"{len(pending)}-{task['student']}.json"
+                proc = ctx.Process(target=_work_in_child, args=(task, str(out)), daemon=False)
+                proc.start()
+                deadline = time.monotonic() + Limits.from_dict(task["limits"]).wall_seconds + 600
+                running[proc] = (task, out, deadline)
+            time.sleep(0.1)
+            for proc in list(running):
+                task, out, deadline = running[proc]
+                if proc.is_alive() and time.monotonic() < deadline:
+                    continue
+                if proc.is_alive():
+                    proc.kill()
+                proc.join()
+                del running[proc]
+                if not out.is_file():
+                    failures.append((task["chapter"], task["student"],
+                                     f"the grading process of this submission {_exit_reason(proc.exitcode)}"))
+                if bar is not None:
+                    bar.update(1)
+    finally:
+        for proc in running:
+            proc.kill()
+        shutil.rmtree(tmp, ignore_errors=True)
+    return failures
+
+
+def run_dask(tasks: list[dict], address: str, bar=None, retries: int = 1) -> list[tuple[str, str, str]]:
+    """Run ``tasks`` on the Dask cluster at ``address`` (one task per submission); return the failures.
+
+    A worker that dies mid-task makes the scheduler run the task again elsewhere (``allowed-failures``);
+    ``retries`` also repeats a task that raised.
+    """
+    from distributed import Client, as_completed
+
+    failures = []
+    with Client(address, timeout=60) as client:
+        futures = {client.submit(work, task, pure=False, retries=retries,
+                                 key=f"grade-{task['chapter']}-{task['student']}-{os.urandom(4).hex()}"): task
+                   for task in tasks}
+        for fut in as_completed(futures):
+            task = futures[fut]
+            try:
+                fut.result()
+            except Exception as err:  # noqa: BLE001 - KilledWorker after too many deaths, or the task's own error
+                failures.append((task["chapter"], task["student"], f"{type(err).__name__}: {one_line(err)}"))
+            if bar is not None:
+                bar.update(1)
+    return failures
+
+
+# --- the whole class -----------------------------------------------------------------------------------
+
+def collect_zip(root: Path, chapter: str, archive: Path, regexp: str) -> None:
+    """Check an LMS download with the intake, then unpack it with ``nbgrader zip_collect`` into ``submitted/``."""
+    problems = intake.check_zip(archive)
+    if problems:
+        raise RuntimeError("refusing to unpack the archive: " + "; ".join(problems))
+    dest = root / "downloaded" / chapter / "archive"
+    dest.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(archive, dest / archive.name)
+    nbgrader_io.run(["zip_collect", chapter, "--force", f"--FileNameCollectorPlugin.named_regexp={regexp}"], root)
+
+
+def students_of(root: Path, chapter: str) -> list[str]:
+    """The students with a submission of ``chapter`` (plain ids, real folders: see :func:`intake.students`)."""
+    return intake.students(Path(root) / "submitted", chapter)[0]
 
 
 def _already_graded(root: Path, db_url: str, chapter: str, student: str, input_key: str) -> bool:
@@ -157,237 +307,206 @@ def _already_graded(root: Path, db_url: str, chapter: str, student: str, input_k
     return (root / "autograded" / student / chapter).is_dir()
 
 
-def students_of(root: Path, chapter: str) -> list[str]:
-    sub = root / "submitted"
-    return sorted(d.name for d in sub.iterdir() if (d / chapter).is_dir()) if sub.is_dir() else []
-
-
-def collect_zip(root: Path, chapter: str, archive: Path, regexp: str) -> None:
-    """Unpack an LMS download with ``nbgrader zip_collect`` into ``submitted/``."""
-    dest = root / "downloaded" / chapter / "archive"
-    dest.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(archive, dest / archive.name)
-    from course.grading.planner import bin_path_env
-    import subprocess
-    cmd = [str(Path(sys.executable).parent / "nbgrader"), "zip_collect", chapter, "--force",
-           f"--FileNameCollectorPlugin.named_regexp={regexp}"]
-    proc = subprocess.run(cmd, cwd=root, env=bin_path_env(), capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise RuntimeError(f"nbgrader zip_collect failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
+def stage(root: Path, chapter: str, student: str, limits: Limits) -> tuple[Path, dict]:
+    """Stage one submission through the intake and the repair; return the staged folder and its notes."""
+    release_nb = next((root / "release" / chapter).glob("*.ipynb"))
+    staged = references.judge_dir(root) / "staged" / student / chapter
+    rep, report = repair.stage(root / "submitted" / student / chapter, staged, chapter, release_nb, student, limits)
+    collected = intake.read_intake_log(root, chapter, student)
+    if collected is not None:
+        report.merge(collected)
+    notes = {"intake": report.to_json() if not report.clean else {},
+             "repair": {"damaged": rep.damaged, "repaired": rep.repaired, "file": rep.source_file},
+             "flags": report.flags()}
+    notes_path(root, chapter, student).write_text(json.dumps(notes))
+    return staged, notes
 
 
 def grade_class(root: Path, chapters: list[str], jobs: int | None = None, force: bool = False,
-                db_url: str | None = None, seed: int = 0, limits: Limits | None = None, feedback: bool = False,
-                show_tests: bool = False, progress: bool = True, log=print) -> dict:
-    """Grade every submission of ``chapters``; return ``{chapter: {student: report}}`` plus timings under ``"_timing"``."""
+                db_url: str | None = None, key: int = 0, limits: Limits | None = None, feedback: bool = False,
+                show_tests: bool = False, progress: bool = True, dask: str | None = None,
+                only: list[str] | None = None, log=print) -> ClassResult:
+    """Grade every submission of ``chapters`` (or only the students in ``only``); see the module docstring.
+
+    ``key``: a fixed key for the students' seeds (tests); 0 uses the installation's secret.
+    """
     from tqdm import tqdm
 
-    from course.grading.autograde import read_reports, run_nbgrader_autograde
+    from course.grading.sandbox import detect
 
     root = Path(root).resolve()
     jobs = jobs or os.cpu_count() or 1
     limits = limits or Limits()
-    db_url = db_url or f"sqlite:///{root / 'gradebook.db'}"
-    seed = seed or references.course_seed(root)
-    staged_root = references.judge_dir(root) / "staged"
-    out: dict = {"_timing": {}}
-    repairs: dict[tuple[str, str], repair.Repair] = {}
-    tasks, skipped = [], []
+    db_url = db_url or nbgrader_io.sqlite(root / "gradebook.db")
+    out = ClassResult()
+    tasks: list[dict] = []
+    t0 = time.perf_counter()
     for chapter in chapters:
         release_nb = next((root / "release" / chapter).glob("*.ipynb"))
-        course_key = _course_hash(root, chapter, seed)
-        for student in students_of(root, chapter):
-            staged = staged_root / student / chapter
-            rep = repair.stage(root / "submitted" / student / chapter, staged, chapter, release_nb, student)
-            repairs[(chapter, student)] = rep
-            input_key = hashlib.sha256((staged / release_nb.name).read_bytes()
+        course_key = references.cache_key(chapter, root, 0, load(chapter, root))
+        students, refused = intake.students(root / "submitted", chapter)
+        for name, why in refused.items():
+            out.failures.append((chapter, name, f"not graded: {why}"))
+        for student in students:
+            if only and student not in only:
+                continue
+            staged, notes = stage(root, chapter, student, limits)
+            seed = references.seed_for(root, chapter, student, key or None)
+            input_key = hashlib.sha256((staged / release_nb.name).read_bytes() + json.dumps(notes).encode()
                                        + f"{course_key}|{seed}".encode()).hexdigest()[:24]
-            task = {"staged": str(staged), "notebook_file": release_nb.name, "chapter": chapter, "student": student,
-                    "db_url": db_url, "root": str(root), "seed": seed, "input_key": input_key,
-                    "limits": limits.__dict__, "threads": 1 if jobs > 1 else None}
+            task = Task(root=str(root), chapter=chapter, student=student, staged=str(staged),
+                        notebook_file=release_nb.name, seed=seed, input_key=input_key, db_url=db_url,
+                        limits=limits.as_dict(), threads=1 if (jobs > 1 or dask) else None)
             if not force and _already_graded(root, db_url, chapter, student, input_key):
-                skipped.append((chapter, student))
+                out.skipped.append((chapter, student))
             else:
-                tasks.append(task)
-    log(f"{len(tasks)} submission(s) to grade, {len(skipped)} unchanged and already graded (--force regrades them); "
-        f"{jobs} job(s); {'sandbox: bubblewrap' if not detect().degraded else 'WARNING: no sandbox: ' + detect().why}")
-    t0 = time.perf_counter()
-    # References first (trusted, once per chapter), then the student runs in parallel.
+                tasks.append(asdict(task))
+    out.timing["stage"] = time.perf_counter() - t0
+    where = f"Dask at {dask}" if dask else f"{jobs} local process(es)"
+    log(f"{len(tasks)} submission(s) to grade, {len(out.skipped)} unchanged and already graded (--force regrades "
+        f"them); {where}; {'sandbox: bubblewrap' if not detect().degraded else 'WARNING: no sandbox: ' + detect().why}")
+    # References first (trusted, once per chapter, every student's seed in one run), then the students.
+    t1 = time.perf_counter()
     ref_dir = Path(tempfile.mkdtemp(prefix="judge-refs-"))
     os.chmod(ref_dir, 0o700)
     ref_files = {}
     for chapter in chapters:
-        if any(t["chapter"] == chapter for t in tasks):
-            records = references.compute(chapter, root, seed, limits)
+        seeds = sorted({t["seed"] for t in tasks if t["chapter"] == chapter})
+        if seeds:
             ref_files[chapter] = ref_dir / f"{chapter}.pt"
-            references.save(records, ref_files[chapter])
-    out["_timing"]["references"] = time.perf_counter() - t0
-    t1 = time.perf_counter()
-    failures = []
+            references.save(references.compute(chapter, root, seeds, limits), ref_files[chapter])
+    out.timing["references"] = time.perf_counter() - t1
+    t2 = time.perf_counter()
     if tasks:
         bar = tqdm(total=len(tasks), desc="grading", unit="submission", disable=not progress, file=sys.stdout)
-        if jobs == 1:
-            for task in tasks:
-                try:
-                    _work(task)
-                except Exception as err:  # noqa: BLE001 - one submission must not stop the class
-                    failures.append((task["chapter"], task["student"], f"{type(err).__name__}: {err}"))
-                bar.update(1)
-        else:
-            ctx = __import__("multiprocessing").get_context("spawn")
-            with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-                futures = {pool.submit(_work, t): t for t in tasks}
-                for fut in cf.as_completed(futures):
-                    t = futures[fut]
-                    try:
-                        fut.result()
-                    except Exception as err:  # noqa: BLE001
-                        failures.append((t["chapter"], t["student"], f"{type(err).__name__}: {err}"))
-                    bar.update(1)
+        out.failures += run_dask(tasks, dask, bar) if dask else run_local(tasks, jobs, bar)
         bar.close()
-    out["_timing"]["workers"] = time.perf_counter() - t1
-    t2 = time.perf_counter()
+    out.timing["workers"] = time.perf_counter() - t2
+    t3 = time.perf_counter()
     for chapter in chapters:
         todo = [t["student"] for t in tasks if t["chapter"] == chapter]
-        if not todo:
-            continue
-        everyone = students_of(root, chapter)
-        extra = [f"--CourseDirectory.submitted_directory={staged_root}",
-                 f"--JudgeExecute.precomputed={references.judge_dir(root) / 'runs'}",
-                 f"--JudgeExecute.references_file={ref_files[chapter]}",
-                 f"--JudgeExecute.seed={seed}",
-                 f"--CourseDirectory.db_url={db_url}"]
-        exclude = [s for s in everyone if s not in todo]
-        if exclude:
-            extra.append("--CourseDirectory.student_id_exclude=" + ",".join(exclude))
-        proc = run_nbgrader_autograde(chapter, root, force=True, extra=extra)
-        if proc.returncode != 0:
-            failures.append((chapter, "*", f"nbgrader autograde exited {proc.returncode}: {proc.stderr[-1500:]}"))
-        for student in todo:
-            meta_path = run_dir(root, chapter, student) / "meta.json"
-            try:
-                meta = json.loads(meta_path.read_text())
-                meta["graded"] = (root / "autograded" / student / chapter).is_dir()
-                meta_path.write_text(json.dumps(meta))
-            except (OSError, ValueError):
-                pass
+        if todo:
+            _record(root, chapter, todo, ref_files[chapter], db_url, key, out)
     shutil.rmtree(ref_dir, ignore_errors=True)
-    out["_timing"]["record"] = time.perf_counter() - t2
-    out["_timing"]["total"] = time.perf_counter() - t0
+    out.timing["record"] = time.perf_counter() - t3
+    out.timing["total"] = time.perf_counter() - t0
+    out.graded = [(t["chapter"], t["student"]) for t in tasks]
     for chapter in chapters:
-        reports = read_reports(root, chapter)
+        release_nb = next((root / "release" / chapter).glob("*.ipynb"))
+        max_score = sum(float(c.metadata.nbgrader.get("points", 0)) for c in nbformat.read(str(release_nb), 4).cells
+                        if is_grade(c))
         for student in students_of(root, chapter):
-            r = reports.get(student, {"score": 0.0, "max_score": 0.0, "flags": ["not graded"], "cells": {}})
-            rep = repairs.get((chapter, student))
-            if rep is not None:
-                r = dict(r, repair={"damaged": rep.damaged, "repaired": rep.repaired, "file": rep.source_file})
-                if student in reports:
-                    from course.grading.autograde import report_path
-                    report_path(root, chapter, student).write_text(json.dumps(r, indent=1))
-            out.setdefault(chapter, {})[student] = r
-    out["_failures"] = failures
-    out["_skipped"] = skipped
-    out["_graded"] = [(t["chapter"], t["student"]) for t in tasks]
+            if only and student not in only:
+                continue
+            r = Report.load(references.judge_dir(root) / "reports" / chapter / f"{student}.json")
+            why = next((w for ch, s, w in out.failures if ch == chapter and s == student), "")
+            if r is None or (chapter, student) in out.graded and why:
+                r = Report.not_graded(chapter, student, why or "no report was written", max_score)
+            out.reports.setdefault(chapter, {})[student] = r
+        for name, why in intake.students(root / "submitted", chapter)[1].items():
+            out.reports.setdefault(chapter, {})[name] = Report.not_graded(chapter, name, why, max_score)
     if feedback:
         write_feedback(root, out, chapters, show_tests)
     return out
 
 
-def flag_words(report: dict) -> list[str]:
-    """Short flags for the class table."""
-    words = []
-    text = " ".join(report.get("flags", [])) + " " + " ".join(report.get("events", []))
-    if "possible tampering" in text:
-        words.append("tampering suspected")
-    if "timed out" in text or "wall time" in text:
-        words.append("timed out")
-    if "kernel died" in text or "exited with code" in text or "died from" in text:
-        words.append("crashed")
-    if "cap" in text and ("memory" in text or "process" in text):
-        words.append("hit a cap")
-    rep = report.get("repair", {})
-    if rep.get("damaged"):
-        words.append("damaged")
-    if rep.get("repaired"):
-        words.append("repaired")
-    if "sandbox degraded" in text:
-        words.append("sandbox degraded")
-    if "not graded" in text:
-        words.append("NOT GRADED")
-    return words
+def _record(root: Path, chapter: str, students: list[str], ref_file: Path, db_url: str, key: int,
+            out: ClassResult) -> None:
+    """Phase 3: one ``nbgrader autograde`` over the staged folder, reading the saved runs (the gradebook's writer)."""
+    staged_root = references.judge_dir(root) / "staged"
+    failed = {s for ch, s, _ in out.failures if ch == chapter}
+    todo = [s for s in students if s not in failed]
+    for s in todo:  # a report from an earlier run must not stand for this one
+        (references.judge_dir(root) / "reports" / chapter / f"{s}.json").unlink(missing_ok=True)
+    if not todo:
+        return
+    everyone = sorted({p.parent.name for p in staged_root.glob(f"*/{chapter}")})
+    args = ["autograde", chapter, "--force", f"--CourseDirectory.submitted_directory={staged_root}",
+            f"--JudgeExecute.precomputed={references.judge_dir(root) / 'runs'}",
+            f"--JudgeExecute.references_file={ref_file}"]
+    if key:
+        args.append(f"--JudgeExecute.seed={key}")
+    exclude = [s for s in everyone if s not in todo]
+    if exclude:
+        args.append("--CourseDirectory.student_id_exclude=" + ",".join(exclude))
+    proc = nbgrader_io.run(args, root, db_url, {"COURSE_GRADING": "judge"}, check=False)
+    nbgrader_io.name_students(db_url, todo)
+    for student in todo:
+        graded = (root / "autograded" / student / chapter).is_dir() and \
+            (references.judge_dir(root) / "reports" / chapter / f"{student}.json").is_file()
+        if not graded:
+            why = _nbgrader_error(proc, student)
+            out.failures.append((chapter, student, f"nbgrader refused it: {why}"))
+        meta_path = run_dir(root, chapter, student) / "meta.json"
+        try:
+            meta = json.loads(meta_path.read_text())
+            meta["graded"] = graded
+            meta_path.write_text(json.dumps(meta))
+        except (OSError, ValueError):
+            pass
 
 
-def class_table(results: dict, chapters: list[str]) -> str:
-    """Per student: score per chapter, total, flags."""
-    students = sorted({s for ch in chapters for s in results.get(ch, {})})
-    width = max([len(s) for s in students] + [8]) + 2
+def _nbgrader_error(proc, student: str) -> str:
+    lines = [line for line in (proc.stderr or "").splitlines() if "[AutogradeApp | ERROR]" in line]
+    mine = [line for line in lines if student in line] or lines
+    text = mine[0].split("ERROR]", 1)[-1] if mine else f"nbgrader exited {proc.returncode}"
+    return one_line(text, 300)
+
+
+def class_table(result: ClassResult, chapters: list[str]) -> str:
+    """Per student: score per chapter, total, flags (printable: student ids and flags are the students')."""
+    students = sorted({s for ch in chapters for s in result.reports.get(ch, {})})
+    width = max([len(one_line(s, 40)) for s in students] + [8]) + 2
     head = f"{'student':<{width}}" + "".join(f"{ch[:16]:>18}" for ch in chapters) + f"{'total':>12}  flags"
     lines = [head, "-" * len(head)]
     for s in students:
-        row, got, best, flags = f"{s:<{width}}", 0.0, 0.0, []
+        row, got, best, flags = f"{one_line(s, 40):<{width}}", 0.0, 0.0, []
         for ch in chapters:
-            r = results.get(ch, {}).get(s)
+            r = result.reports.get(ch, {}).get(s)
             if r is None:
                 row += f"{'-':>18}"
                 continue
-            row += f"{r['score']:>12g}/{r['max_score']:<5g}"
-            got += r["score"]
-            best += r["max_score"]
-            flags += [f"{ch[:2]}: {w}" for w in flag_words(r)]
-        lines.append(row + f"{got:>7g}/{best:<4g}  " + ("; ".join(flags) or "-"))
+            row += f"{r.score:>12g}/{r.max_score:<5g}"
+            got += r.score
+            best += r.max_score
+            flags += [f"{ch[:2]}: {w}" for w in r.words()]
+        lines.append(row + f"{got:>7g}/{best:<4g}  " + (one_line("; ".join(flags), 400) or "-"))
     return "\n".join(lines)
 
 
-def write_feedback(root: Path, results: dict, chapters: list[str], show_tests: bool = False) -> None:
-    """One ``grader.md`` per student and chapter: the judge's verdict and message per test."""
+def write_feedback(root: Path, result: ClassResult, chapters: list[str], show_tests: bool = False) -> None:
+    """One ``grader.md`` per student and chapter: the judge's verdict and message per test, as safe markdown."""
     for chapter in chapters:
         judge = load(chapter, root) if show_tests else None
-        for student, r in results.get(chapter, {}).items():
+        for student, r in result.reports.get(chapter, {}).items():
+            if not intake.valid_student_id(student):
+                continue
             d = root / "feedback" / student / chapter
             d.mkdir(parents=True, exist_ok=True)
-            lines = [f"# {chapter}: {r['score']:g} / {r['max_score']:g} points", ""]
-            for rep_line in r.get("repair", {}).get("repaired", []) + r.get("repair", {}).get("damaged", []):
-                lines.append(f"- Note on your file: {rep_line}")
-            for cell, c in r.get("cells", {}).items():
-                mark = "passed" if c["judge"] == "pass" else "failed"
-                lines += ["", f"## {cell}: {mark} ({c['points']:g}/{c['max_points']:g})"]
-                if c["judge"] != "pass":
-                    lines += ["", "```", c["message"], "```"]
+            lines = [f"# {chapter}: {r.score:g} / {r.max_score:g} points", ""]
+            notes = r.repair.get("repaired", []) + r.repair.get("damaged", [])
+            if r.intake:
+                notes += intake.IntakeReport.from_json(r.intake).flags()
+            notes += [f for f in r.flags if f.startswith(("not graded", "output capped", "output refused"))]
+            for note in notes:
+                lines += ["Note on your submission:", "", fenced(note), ""]
+            for cell, c in r.cells.items():
+                mark = "passed" if c.judge == "pass" else "failed"
+                lines += ["", f"## {cell}: {mark} ({c.points:g}/{c.max_points:g})"]
+                if c.judge != "pass":
+                    lines += ["", fenced(c.message)]
                     if judge is not None and cell in judge.probes:
-                        lines += ["", "The hidden test's probe (shown at the instructor's request):", "", "```python",
-                                  judge.probes[cell].source.rstrip(), "```"]
+                        lines += ["", "The hidden test's probe (shown at the instructor's request):", "",
+                                  fenced(judge.probes[cell].source.rstrip(), "python")]
             (d / "grader.md").write_text("\n".join(lines) + "\n")
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m course.grading grade-class", description=__doc__.split("\n")[0])
-    p.add_argument("chapters", nargs="+")
-    p.add_argument("--jobs", type=int, default=0, help="parallel submissions (default: the number of cores)")
-    p.add_argument("--force", action="store_true", help="regrade submissions that are unchanged and already graded")
-    p.add_argument("--db", default=None, help="gradebook URL (default: sqlite:///gradebook.db; postgresql://... works)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--zip", type=Path, default=None, help="an LMS download to unpack with nbgrader zip_collect first")
-    p.add_argument("--zip-regexp", default=r".*/(?P<student_id>[^/_]+)_(?P<file_id>[^/]+)\.ipynb$",
-                   help="how to read the student id and notebook name from the archive's file names "
-                        "(default: <student>_<notebook>.ipynb)")
-    p.add_argument("--memory-gib", type=float, default=6.0)
-    p.add_argument("--wall-seconds", type=float, default=900.0)
-    p.add_argument("--feedback", action="store_true", help="write feedback/<student>/<chapter>/grader.md")
-    p.add_argument("--show-tests", action="store_true", help="include the hidden tests' probe code in the feedback")
-    p.add_argument("--no-progress", action="store_true")
-    args = p.parse_args(argv)
-    root = Path.cwd()
-    if args.zip:
-        if len(args.chapters) != 1:
-            p.error("--zip needs exactly one chapter")
-        collect_zip(root, args.chapters[0], args.zip, args.zip_regexp)
-    limits = Limits(memory_bytes=int(args.memory_gib * GiB), wall_seconds=args.wall_seconds)
-    results = grade_class(root, args.chapters, args.jobs or None, args.force, args.db, args.seed, limits,
-                          args.feedback, args.show_tests, progress=not args.no_progress)
-    print(class_table(results, args.chapters))
-    t = results["_timing"]
-    print(f"\nreferences {t['references']:.1f} s, submissions {t['workers']:.1f} s, gradebook {t['record']:.1f} s, "
-          f"total {t['total']:.1f} s; reports in .judge/reports/, scores in the gradebook")
-    for chapter, student, why in results["_failures"]:
-        print(f"PROBLEM: {chapter}/{student}: {why}")
-    return 1 if results["_failures"] else 0
+def summary_line(result: ClassResult) -> str:
+    t = result.timing
+    return (f"staging {t.get('stage', 0):.1f} s, references {t.get('references', 0):.1f} s, submissions "
+            f"{t.get('workers', 0):.1f} s, gradebook {t.get('record', 0):.1f} s, total {t.get('total', 0):.1f} s; "
+            f"reports in .judge/reports/, scores in the gradebook, graded notebooks in autograded/")
+
+
+def problems_text(result: ClassResult) -> list[str]:
+    return [f"PROBLEM: {one_line(ch, 40)}/{one_line(s, 64)}: {printable(why, 600)}" for ch, s, why in result.failures]

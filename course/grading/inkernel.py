@@ -17,7 +17,6 @@ kernel, so this path is not a trust boundary.
 """
 from __future__ import annotations
 
-import argparse
 import os
 import subprocess
 import sys
@@ -40,7 +39,7 @@ def locate(chapter: str | None = None, start: Path | None = None) -> tuple[Path,
 
 
 def _references(chapter: str, root: Path, seed: int, judge) -> dict:
-    from course.grading import references
+    from course.grading import nbgrader_io, references
 
     key = references.cache_key(chapter, root, seed, judge)
     if (chapter, key) in _REFS:
@@ -51,12 +50,12 @@ def _references(chapter: str, root: Path, seed: int, judge) -> dict:
     if not path.is_file():
         env = dict(os.environ)
         env.pop("NBGRADER_EXECUTION", None)
-        env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
         proc = subprocess.run([sys.executable, "-m", "course.grading", "references", chapter, "--seed", str(seed),
-                               "--out", str(path), "--root", str(root)], capture_output=True, text=True, env=env)
+                               "--out", str(path), "--root", str(root)], capture_output=True, text=True,
+                              env=nbgrader_io.env(base=env))
         if proc.returncode != 0:
             raise RuntimeError(f"computing the reference results failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
-    refs = references.load_saved(path)
+    refs = references.load_saved(path)[seed]
     _REFS[(chapter, key)] = refs
     return refs
 
@@ -69,7 +68,9 @@ def hidden_test(test: str, chapter: str | None = None) -> None:
 
     root, chapter = locate(chapter)
     judge = load(chapter, root)
-    seed = references.course_seed(root)
+    here = Path.cwd().resolve()  # nbgrader runs the kernel in autograded/<student>/<chapter>/
+    student = here.parent.name if here.parent.parent.name == "autograded" else "instructor"
+    seed = references.seed_for(root, chapter, student)
     refs = _references(chapter, root, seed, judge)
     code = judge.code(test)
     with tempfile.TemporaryDirectory(prefix="hidden-test-") as tmp:
@@ -84,20 +85,13 @@ def hidden_test(test: str, chapter: str | None = None) -> None:
         raise CheckFailed(verdict.message)
 
 
-def references_main(argv: list[str]) -> int:
+def write_references(chapter: str, seed: int, out: Path, root: Path) -> int:
     """``python -m course.grading references CHAPTER --seed S --out FILE``: compute and save the references."""
     from course.grading import references
 
-    p = argparse.ArgumentParser(prog="python -m course.grading references")
-    p.add_argument("chapter")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", type=Path, required=True)
-    p.add_argument("--root", type=Path, default=Path.cwd())
-    args = p.parse_args(argv)
-    seed = args.seed or references.course_seed(args.root)
-    records = references.compute(args.chapter, args.root, seed)
-    tmp = args.out.with_suffix(".part")
+    records = references.compute(chapter, root, [seed])
+    tmp = out.with_suffix(".part")
     references.save(records, tmp)
-    os.replace(tmp, args.out)
-    print(f"wrote {len(records)} reference results for {args.chapter} (seed {seed}) to {args.out}")
+    os.replace(tmp, out)
+    print(f"wrote {len(records[seed])} reference results for {chapter} to {out}")
     return 0

@@ -57,6 +57,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from course.grading.text import printable
 from course.grading.worker import ProbeCode
 
 
@@ -195,11 +196,17 @@ class Verdict:
 
 def decide(probe: Probe, got: dict | None, ref: dict) -> Verdict:
     """Compare one probe's result from the student (``got``) with the reference's (``ref``)."""
-    from course.checks import CheckFailed
-
     if not ref.get("ok"):
         raise JudgeError(f"the reference solution fails the probe of {probe.test}: {ref.get('error')}\n"
                          f"{ref.get('where', '')}")
+    v = _decide(probe, got, ref)
+    v.message = printable(v.message, 1500)  # it quotes the student's values and errors: printable and capped
+    return v
+
+
+def _decide(probe: Probe, got: dict | None, ref: dict) -> Verdict:
+    from course.checks import CheckFailed
+
     if got is None:
         return Verdict(probe.test, False, "The grader did not get a result for this test.", kind="missing")
     if not got.get("ok"):

@@ -5,16 +5,20 @@ notebook with its solutions (markers removed, test cells skipped) in a
 worker of its own, sends it every probe with the grading seed, and keeps
 the plain data that comes back. Student workers never see these values.
 
-The seed comes from :func:`course_seed`: a random number kept in
-``.judge/seed`` at the course root (git-ignored, instructor side), so that
-hidden inputs differ between course installations but not between
-regrades. ``--seed`` (or ``COURSE_JUDGE_SEED``) overrides it.
+Each submission's seed is :func:`student_seed`: a keyed hash of the
+installation's secret (``.judge/secret``, 32 random bytes, git-ignored,
+instructor only), the assignment and the student. Code in a student's kernel
+can read the probe that calls it, and so its own hidden inputs; with a key of
+its own per student, those inputs say nothing about a classmate's, and the
+reference values never leave the judge. Regrades use the same seeds.
+``--seed N`` (or ``COURSE_JUDGE_SEED``) replaces the secret with a known key,
+for tests. One reference run serves a whole class: the reference notebook
+runs once, and the probes are sent once per student's seed.
 """
 from __future__ import annotations
 
 import hashlib
 import os
-import random
 import sys
 from pathlib import Path
 
@@ -23,7 +27,8 @@ import nbformat
 from course.grading import wire
 from course.grading.judge import Judge, JudgeError, load
 from course.grading.sandbox import Limits
-from course.grading.worker import nb_meta, run_submission
+from course.grading.worker import run_submission
+from nbgrader.utils import is_solution
 
 _MARKER_LINE = ("### BEGIN SOLUTION", "### END SOLUTION")
 _CACHE: dict[tuple, dict] = {}
@@ -36,21 +41,10 @@ def judge_dir(root: Path) -> Path:
     return d
 
 
-def course_seed(root: Path) -> int:
-    """Return the course's grading seed (``COURSE_JUDGE_SEED``, else ``.judge/seed``, created on first use)."""
-    env = os.environ.get("COURSE_JUDGE_SEED")
-    if env:
-        return int(env)
-    path = judge_dir(root) / "seed"
-    if path.is_file():
-        try:
-            return int(path.read_text().strip())
-        except ValueError:
-            pass
-    seed = random.SystemRandom().randrange(1, 2 ** 31)
-    path.write_text(f"{seed}\n")
-    os.chmod(path, 0o600)
-    return seed
+def seed_for(root: Path, assignment: str, student: str, key: int | None = None) -> int:
+    """The seed of one submission: :func:`student_seed` keyed by ``key`` (a test's fixed key) or the secret."""
+    secret = f"seed:{int(key)}".encode() if key else course_secret(root)
+    return student_seed(secret, assignment, student)
 
 
 def course_secret(root: Path) -> bytes:
@@ -94,7 +88,7 @@ def reference_notebook(chapter: str, root: Path) -> nbformat.NotebookNode:
     """The source notebook with its solutions in place (markers removed), as the reference run executes it."""
     nb = nbformat.read(str(source_notebook(chapter, root)), as_version=4)
     for c in nb.cells:
-        if nb_meta(c).get("solution"):
+        if is_solution(c):
             c.source = "\n".join(line for line in c.source.splitlines() if line.strip() not in _MARKER_LINE)
     return nb
 
@@ -108,43 +102,50 @@ def cache_key(chapter: str, root: Path, seed: int, judge: Judge) -> str:
     for f in sorted(pkg.rglob("*.py")):
         h.update(f.read_bytes())
     import torch
-    h.update(f"{seed}|{torch.__version__}|{sys.version_info[:2]}".encode())
+    h.update(f"{seed}|{torch.__version__}|{sys.version_info[:2]}".encode())  # seed 0: per-seed caches add it
     return h.hexdigest()[:20]
 
 
-def compute(chapter: str, root: Path, seed: int, limits: Limits | None = None,
-            judge: Judge | None = None) -> dict[str, dict]:
-    """Run every probe of ``chapter`` on the reference solution; return ``{grade_id: record}``.
+def compute(chapter: str, root: Path, seeds: int | list[int], limits: Limits | None = None,
+            judge: Judge | None = None) -> dict:
+    """Run every probe of ``chapter`` on the reference solution, once per seed.
 
-    Cached in memory for the process. Raises :class:`JudgeError` if the
-    reference fails any probe or any of its own cells: a hidden test that
-    the reference cannot pass is a bug to fix before anyone is graded.
+    Returns ``{grade_id: record}`` for one seed (an int), or ``{seed: {grade_id: record}}`` for a list.
+    Cached in memory for the process. Raises :class:`JudgeError` if the reference fails any probe or any
+    of its own cells: a hidden test that the reference cannot pass is a bug to fix before anyone is graded.
     """
     root = Path(root).resolve()
     judge = judge or load(chapter, root)
-    key = (chapter, str(root), cache_key(chapter, root, seed, judge))
-    if key in _CACHE:
-        return _CACHE[key]
-    nb = reference_notebook(chapter, root)
-    files = source_notebook(chapter, root).parent
-    staged = _stage_files(files)
-    try:
-        result = run_submission(nb, chapter, "reference", judge.codes(), seed, files=staged,
-                                limits=limits, course_root=root, decoys=False, skip_tests=True)
-    finally:
-        import shutil
-        shutil.rmtree(staged, ignore_errors=True)
-    broken = [f"cell {i}: {o.get('ename')}: {o.get('evalue', '')[:200]}"
-              for i, c in enumerate(result.notebook.cells) if c.cell_type == "code"
-              for o in c.get("outputs", []) if o.get("output_type") == "error"]
-    failed = {t: r.get("error", "?") + ("\n" + r["where"] if r.get("where") else "")
-              for t, r in result.results.items() if not r.get("ok")}
-    if broken or failed:
-        raise JudgeError(f"the reference solution of {chapter} does not run cleanly in the judge "
-                         f"(flags: {result.flags}; events: {result.events}):\n"
-                         + "\n".join(broken + [f"probe {t}: {e}" for t, e in failed.items()]))
-    _CACHE[key] = result.results
-    return result.results
+    many = isinstance(seeds, (list, tuple, set))
+    wanted = list(dict.fromkeys(seeds if many else [seeds]))
+    base = (chapter, str(root), cache_key(chapter, root, 0, judge))
+    missing = [s for s in wanted if (base, s) not in _CACHE]
+    if missing:
+        nb = reference_notebook(chapter, root)
+        staged = _stage_files(source_notebook(chapter, root).parent)
+        try:
+            result = run_submission(nb, chapter, "reference", judge.codes(), missing[0], files=staged,
+                                    limits=limits, course_root=root, decoys=False, skip_tests=True,
+                                    extra_seeds=tuple(missing[1:]))
+        finally:
+            import shutil
+            shutil.rmtree(staged, ignore_errors=True)
+        broken = [f"cell {i}: {o.get('ename')}: {o.get('evalue', '')[:200]}"
+                  for i, c in enumerate(result.notebook.cells) if c.cell_type == "code"
+                  for o in c.get("outputs", []) if o.get("output_type") == "error"]
+        failed = {f"{t} (seed {s})": r.get("error", "?") + ("\n" + r["where"] if r.get("where") else "")
+                  for s in missing for t, r in result.by_seed.get(s, {}).items() if not r.get("ok")}
+        lost = [s for s in missing if len(result.by_seed.get(s, {})) != len(judge.probes)]
+        if broken or failed or lost:
+            raise JudgeError(f"the reference solution of {chapter} does not run cleanly in the judge "
+                             f"(flags: {result.flags}; events: {result.events}):\n"
+                             + "\n".join(broken + [f"probe {t}: {e}" for t, e in failed.items()]
+                                         + [f"no results for seed {s}" for s in lost]))
+        for s in missing:
+            _CACHE[(base, s)] = result.by_seed[s]
+    if not many:
+        return _CACHE[(base, wanted[0])]
+    return {s: _CACHE[(base, s)] for s in wanted}
 
 
 def _stage_files(folder: Path) -> Path:
@@ -163,20 +164,22 @@ def _stage_files(folder: Path) -> Path:
     return dest
 
 
-def save(records: dict[str, dict], path: Path) -> None:
-    """Write reference records (for the in-kernel path) as a weights-only-loadable file."""
+def save(records: dict, path: Path) -> None:
+    """Write reference records (``{seed: {grade_id: record}}``) as a weights-only-loadable file."""
     import io
 
     import torch
     buf = io.BytesIO()
-    torch.save({t: {"ok": r["ok"], "value": wire.encode(r.get("value"))} for t, r in records.items()}, buf)
+    torch.save({int(seed): {t: {"ok": r["ok"], "value": wire.encode(r.get("value"))} for t, r in recs.items()}
+                for seed, recs in records.items()}, buf)
     Path(path).write_bytes(buf.getvalue())
 
 
-def load_saved(path: Path) -> dict[str, dict]:
-    """Read what :func:`save` wrote, with ``weights_only=True``."""
+def load_saved(path: Path) -> dict:
+    """Read what :func:`save` wrote, with ``weights_only=True``: ``{seed: {grade_id: record}}``."""
     import io
 
     import torch
     raw = torch.load(io.BytesIO(Path(path).read_bytes()), weights_only=True)
-    return {t: {"ok": bool(r["ok"]), "value": wire.decode(r.get("value"))} for t, r in raw.items()}
+    return {int(seed): {t: {"ok": bool(r["ok"]), "value": wire.decode(r.get("value"))} for t, r in recs.items()}
+            for seed, recs in raw.items()}

@@ -203,33 +203,49 @@ def rebuild(student_nb: dict, release_nb: dict, report: Repair) -> nbformat.Note
     return out
 
 
+_ROLE = ("grade", "solution", "locked", "task", "points", "grade_id")
+
+
+def _role(cell: dict) -> tuple:
+    m = _meta(cell)
+    return (cell.get("cell_type"), *(json.dumps(m.get(k), sort_keys=True) for k in _ROLE))
+
+
 def intact(student_nb: dict, release_nb: dict) -> bool:
-    """Whether every nbgrader cell of the release is present once, in order, with its type: nothing to repair."""
-    want = [(_meta(c).get("grade_id"), c.get("cell_type")) for c in release_nb["cells"] if _meta(c).get("grade_id")]
-    got = [(_meta(c).get("grade_id"), c.get("cell_type")) for c in student_nb.get("cells", [])
-           if isinstance(c, dict) and _meta(c).get("grade_id")]
+    """Whether the student's nbgrader cells are exactly the release's, once each, in order, with the same type and
+    the same nbgrader roles (grade, solution, locked, task, points), and no other cell claims a role: nothing to
+    repair. Forged metadata (a duplicated grade id, ``grade: true`` on a solution cell, a graded markdown cell, a
+    test cell retyped) is not intact, and the rebuild puts the release's cells back."""
+    def claims(c) -> bool:
+        return isinstance(c, dict) and any(_meta(c).get(k) for k in _ROLE)
+    want = [_role(c) for c in release_nb["cells"] if claims(c)]
+    got = [_role(c) for c in student_nb.get("cells", []) if claims(c)]
     return got == want
 
 
-def stage(submitted: Path, staged: Path, chapter: str, release_nb_path: Path, student: str) -> Repair:
-    """Write a gradable copy of ``submitted`` (one student's chapter folder) into ``staged``; return the repair report."""
+def stage(submitted: Path, staged: Path, chapter: str, release_nb_path: Path, student: str,
+          limits=None) -> tuple[Repair, "IntakeReport"]:
+    """Write a gradable copy of ``submitted`` (one student's chapter folder) into ``staged``.
+
+    The files come through the intake (:func:`course.grading.intake.copy_submission`: no link followed,
+    no special file opened, caps); then the notebook is found, repaired if needed, and written under its
+    expected name. Returns the repair report and the intake report.
+    """
+    from course.grading.intake import copy_submission
+
     report = Repair(student=student, chapter=chapter)
     release_nb = json.loads(release_nb_path.read_text())
     expected = release_nb_path.name
-    if staged.exists():
-        shutil.rmtree(staged)
-    staged.mkdir(parents=True)
-    for item in submitted.iterdir():  # the student's other files, and nbgrader's timestamp.txt
-        if item.suffix == ".ipynb" or item.name.startswith("."):
-            continue
-        if item.is_file():
-            shutil.copy2(item, staged / item.name)
-        elif item.is_dir():
-            shutil.copytree(item, staged / item.name, symlinks=False, ignore_dangling_symlinks=True)
-    path = find_notebook(submitted, expected, release_nb, report)
+    taken = copy_submission(submitted, staged, limits, notebook=expected)
+    candidates = {p.name: p for p in staged.glob("*.ipynb")}
+    path = None if taken.refused else find_notebook(staged, expected, release_nb, report)
     student_nb = _load(path, report) if path is not None else None
+    if taken.refused:
+        report.damaged.append(f"{taken.refused}; graded as unanswered")
     if path is not None:
         report.source_file = path.name
+    for p in candidates.values():  # only the rebuilt notebook is graded; the others stay in submitted/
+        p.unlink()
     if student_nb is None:
         nb = nbformat.from_dict(release_nb)
     elif intact(student_nb, release_nb):
@@ -251,4 +267,4 @@ def stage(submitted: Path, staged: Path, chapter: str, release_nb_path: Path, st
         report.repaired.append(f"notebook format problems fixed ({str(err).splitlines()[0][:80]})")
         nb = rebuild(json.loads(json.dumps(nb)), release_nb, report)
     nbformat.write(nb, str(staged / expected))
-    return report
+    return report, taken

@@ -54,21 +54,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-GiB = 2 ** 30
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Per-submission limits. Memory in bytes, times in seconds."""
-
-    memory_bytes: int = 6 * GiB
-    processes: int = 256
-    wall_seconds: float = 900.0
-    probe_seconds: float = 60.0
-    cell_seconds: float = 120.0
-    file_bytes: int = 2 * GiB
-    open_files: int = 4096
-    tmpfs_bytes: int = 1 * GiB
+from course.grading.config import GiB, Limits  # noqa: F401 - Limits is part of this module's interface
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,6 @@ so they cover the whole range a course installation can produce.
 """
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import sys
@@ -33,7 +32,7 @@ from pathlib import Path
 
 from course.grading import wire
 from course.grading.judge import decide, load
-from course.grading.worker import nb_meta
+from nbgrader.utils import is_grade, is_locked, is_solution
 
 
 @dataclass
@@ -69,8 +68,7 @@ def _reference_cells(chapter: str, root: Path) -> list[tuple[int, str]]:
     nb = reference_notebook(chapter, root)
     out = []
     for i, c in enumerate(nb.cells):
-        m = nb_meta(c)
-        if c.cell_type == "code" and (m.get("solution") or (m.get("locked") and not m.get("grade"))):
+        if c.cell_type == "code" and (is_solution(c) or (is_locked(c) and not is_grade(c))):
             out.append((i, c.source))
     return out
 
@@ -90,7 +88,7 @@ def run(chapter: str, root: Path, seeds: list[int], donothing_seeds: int = 10, t
     """Sweep ``chapter`` (see the module docstring); return the report. Runs the notebook's code in this process."""
     from IPython.core.interactiveshell import InteractiveShell
 
-    from course.grading.planner import load_variants
+    from course.grading.known import load_variants
     from course.grading.references import source_notebook
 
     root = Path(root).resolve()
@@ -165,22 +163,17 @@ def run(chapter: str, root: Path, seeds: list[int], donothing_seeds: int = 10, t
     return report
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m course.grading sweep", description=__doc__.split("\n")[0])
-    p.add_argument("chapter")
-    p.add_argument("--seeds", type=int, default=100, help="how many seeds (default 100)")
-    p.add_argument("--donothing-seeds", type=int, default=10, help="seeds per do-nothing mutant (default 10)")
-    p.add_argument("--once", action="store_true", help="run each probe once per seed (no determinism check)")
-    p.add_argument("--root", type=Path, default=Path(__file__).resolve().parents[2])
-    args = p.parse_args(argv)
+def main_args(chapter: str, seeds: int = 100, donothing_seeds: int = 10, once: bool = False,
+              root: Path | None = None) -> int:
+    """``python -m course.grading sweep CHAPTER``: print the timings and every problem; exit 1 if any."""
+    root = root or Path(__file__).resolve().parents[2]
     t0 = time.perf_counter()
-    report = run(args.chapter, args.root, sweep_seeds(args.seeds), args.donothing_seeds, twice=not args.once)
+    report = run(chapter, root, sweep_seeds(seeds), donothing_seeds, twice=not once)
     print(report.table())
     for name, n in report.donothing.items():
         print(f"do-nothing {name}: lost {n} grade-cell checks")
     for line in report.problems:
         print("PROBLEM:", line)
-    print(f"{args.chapter}: sweep of {args.seeds} seeds in {time.perf_counter() - t0:.1f} s, "
-          f"{len(report.problems)} problem(s)")
+    print(f"{chapter}: sweep of {seeds} seeds in {time.perf_counter() - t0:.1f} s, {len(report.problems)} problem(s)")
     sys.stdout.flush()
     return 1 if report.problems else 0

@@ -21,6 +21,17 @@ came back.
 An attack in the worker can make this file fail to load, or fill it with
 wrong data. It cannot make the judge run code, and it never sees what the
 judge compares with.
+
+Nor can it make the judge allocate more than it was sent. Before loading,
+:func:`loads` checks the file's size against the per-probe cap and reads the
+zip archive's directory (``torch.save``'s format): every entry stored, not
+compressed, and their sizes within the cap. After loading, and before
+anything touches the values, :func:`validate` walks the result without
+recursion: nesting depth, number of items (every visit counts, so shared
+references cannot multiply), string and bytes lengths, and every tensor's
+dtype, layout, contiguity, offset and storage size against its element count,
+so a tiny storage viewed as a huge tensor with zero strides is refused. Past
+a cap, the probe fails with the reason.
 """
 from __future__ import annotations
 
@@ -31,10 +42,15 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-MAX_RESULT_BYTES = 512 * 2 ** 20
+MAX_RESULT_BYTES = 32 * 2 ** 20  # per probe; course.grading.config.Limits.probe_result_bytes sets it per course
 MAX_DEPTH = 40
 MAX_ITEMS = 200_000
+MAX_STRING = 1 << 20  # characters (or bytes) of one string in a result
+ERROR_CHARS = 300  # an exception text from the student's code, as the judge keeps it
+WHERE_CHARS = 600  # the student's frames that raised it
 _TAG = "__judge__"
+_DTYPES = None  # the tensor dtypes a result may hold (filled on first use: needs torch)
+_NUMPY_KINDS = "biufc"
 
 
 class _Budget:
@@ -120,7 +136,7 @@ def decode(obj: Any) -> Any:
         if len(obj) >= 2 and obj[0] == _TAG and type(obj[1]) is str:
             kind = obj[1]
             if kind == "opaque" and len(obj) == 4:
-                return Opaque(str(obj[2]), str(obj[3]))
+                return Opaque(str(obj[2])[:100], str(obj[3])[:400])
             if kind == "complex" and len(obj) == 4:
                 return complex(obj[2], obj[3])
             if kind in ("set", "frozenset") and len(obj) == 3:
@@ -130,17 +146,17 @@ def decode(obj: Any) -> Any:
                 except TypeError:
                     return Opaque(kind, repr(items)[:300])
             if kind == "ndarray" and len(obj) == 4:
-                import numpy as np
                 import torch
-                if type(obj[3]) is torch.Tensor:
-                    return obj[3].numpy().astype(np.dtype(obj[2]), copy=False)
-                return decode(obj[3])
+                dtype = _numpy_dtype(obj[2])
+                if type(obj[3]) is torch.Tensor and dtype is not None and dtype.itemsize <= obj[3].element_size():
+                    return obj[3].numpy().astype(dtype, copy=False)
+                return Opaque("numpy.ndarray", f"an array of dtype {str(obj[2])[:40]!r} that was not sent as numbers")
             if kind == "npscalar" and len(obj) == 4:
-                import numpy as np
+                dtype = _numpy_dtype(obj[2])
                 try:
-                    return np.dtype(obj[2]).type(obj[3])
-                except (TypeError, ValueError):
-                    return Opaque("numpy scalar", repr(obj[3]))
+                    return dtype.type(obj[3]) if dtype is not None else Opaque("numpy scalar", repr(obj[3])[:300])
+                except (TypeError, ValueError, OverflowError):
+                    return Opaque("numpy scalar", repr(obj[3])[:300])
         return tuple(decode(x) for x in obj)
     return obj
 
@@ -154,26 +170,124 @@ def dumps(result: dict) -> bytes:
     return buf.getvalue()
 
 
-def loads(data: bytes) -> dict:
-    """Load a probe result record with ``weights_only=True`` and decode it (judge side).
+def _numpy_dtype(name):
+    """A NumPy dtype named by the result, if it is a plain number type (never a string or object dtype)."""
+    import numpy as np
 
-    Raises ``ValueError`` if it is too large, not loadable, or not a record.
+    try:
+        dtype = np.dtype(str(name)[:20])
+    except (TypeError, ValueError):
+        return None
+    return dtype if dtype.kind in _NUMPY_KINDS and dtype.itemsize <= 16 else None
+
+
+def _allowed_dtypes() -> set:
+    global _DTYPES
+    if _DTYPES is None:
+        import torch
+        _DTYPES = {torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.uint16,
+                   torch.uint32, torch.uint64, torch.float16, torch.bfloat16, torch.float32, torch.float64,
+                   torch.complex64, torch.complex128}
+    return _DTYPES
+
+
+def check_archive(data: bytes, cap: int) -> None:
+    """Refuse a ``torch.save`` file whose entries are compressed or add up to more than ``cap`` bytes."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as zf:
+            infos = zf.infolist()
+    except (zipfile.BadZipFile, OSError, ValueError):
+        raise ValueError("the probe's result is not in torch.save's format") from None
+    if len(infos) > 4 * MAX_ITEMS // 100:
+        raise ValueError(f"the probe's result holds {len(infos)} records, too many to read")
+    total = 0
+    for info in infos:
+        if info.compress_type != zipfile.ZIP_STORED or info.file_size != info.compress_size:
+            raise ValueError("the probe's result holds a compressed record (torch.save never writes one)")
+        total += info.file_size
+    if total > cap:
+        raise ValueError(f"the probe's result unpacks to {total / 2**20:.0f} MiB, more than the "
+                         f"{cap / 2**20:.0f} MiB allowed")
+
+
+def validate(obj: Any, cap: int = MAX_RESULT_BYTES) -> None:
+    """Walk a loaded result without recursion; raise ``ValueError`` if it could make the judge allocate more
+    than it was sent (see the module docstring)."""
+    import torch
+
+    dtypes = _allowed_dtypes()
+    items = 0
+    tensor_bytes = 0
+    todo = [(obj, 0)]
+    while todo:
+        x, depth = todo.pop()
+        items += 1
+        if items > MAX_ITEMS:
+            raise ValueError(f"the probe's result has more than {MAX_ITEMS} items")
+        if depth > MAX_DEPTH + 4:  # the record, the encoder's own cut-off and its tag
+            raise ValueError(f"the probe's result is nested more than {MAX_DEPTH} levels deep")
+        t = type(x)
+        if x is None or t in (bool, int, float, complex, torch.dtype, torch.device):
+            if t is int and abs(x).bit_length() > 4096:
+                raise ValueError("the probe's result holds an integer with more than 4096 bits")
+            continue
+        if t in (str, bytes):
+            if len(x) > MAX_STRING:
+                raise ValueError(f"the probe's result holds a string of {len(x)} characters "
+                                 f"(at most {MAX_STRING})")
+            continue
+        if t is torch.Size:
+            if len(x) > 64:
+                raise ValueError("the probe's result holds a torch.Size of more than 64 dimensions")
+            continue
+        if t is torch.Tensor:
+            if x.layout != torch.strided or x.device.type != "cpu" or x.dtype not in dtypes or x.is_quantized:
+                raise ValueError(f"the probe's result holds a tensor of an unexpected kind ({x.dtype}, {x.layout})")
+            nbytes = x.numel() * x.element_size()
+            if (x.storage_offset() != 0 or not x.is_contiguous()
+                    or x.untyped_storage().nbytes() != nbytes):
+                raise ValueError("the probe's result holds a tensor whose shape does not match its data "
+                                 "(a view of a smaller storage)")
+            tensor_bytes += nbytes
+            if tensor_bytes > cap:
+                raise ValueError(f"the probe's result holds more than {cap / 2**20:.0f} MiB of tensors")
+            continue
+        if t in (list, tuple):
+            todo.extend((v, depth + 1) for v in x)
+            continue
+        if t is dict:
+            for k, v in x.items():
+                todo.append((k, depth + 1))
+                todo.append((v, depth + 1))
+            continue
+        raise ValueError(f"the probe's result holds an object of type {t.__name__}, which is not plain data")
+
+
+def loads(data: bytes, cap: int = MAX_RESULT_BYTES) -> dict:
+    """Load a probe result record with ``weights_only=True``, check it, and decode it (judge side).
+
+    Raises ``ValueError`` if it is too large, not loadable, not a record, or not plain data of its size.
     """
     import torch
 
-    if len(data) > MAX_RESULT_BYTES:
+    if len(data) > cap:
         raise ValueError(f"the probe's result is {len(data) / 2**20:.0f} MiB, more than the "
-                         f"{MAX_RESULT_BYTES / 2**20:.0f} MiB allowed")
+                         f"{cap / 2**20:.0f} MiB allowed")
+    check_archive(data, cap)
     try:
-        raw = torch.load(io.BytesIO(data), weights_only=True, map_location="cpu")
+        raw = torch.load(io.BytesIO(data), weights_only=True, map_location="cpu", mmap=False)
     except Exception as err:  # noqa: BLE001 - any malformed file
         raise ValueError(f"the probe's result could not be read safely ({type(err).__name__})") from None
     if type(raw) is not dict or "ok" not in raw or type(raw["ok"]) is not bool:
         raise ValueError("the probe's result is not a result record")
+    validate(raw, cap)
     out = {"ok": raw["ok"]}
-    for key in ("error", "where"):
+    for key, limit in (("error", ERROR_CHARS), ("where", WHERE_CHARS)):
         if type(raw.get(key)) is str:
-            out[key] = raw[key][:4000]
+            from course.grading.text import printable
+            out[key] = printable(raw[key], limit)
     if "value" in raw:
         out["value"] = decode(raw["value"])
     if type(raw.get("nonce")) is int:
@@ -181,15 +295,32 @@ def loads(data: bytes) -> dict:
     return out
 
 
-def read_result(path: Path) -> dict:
-    """Read a probe's result file (judge side); raise ``ValueError`` if missing or unsafe."""
+def read_result(path: Path, cap: int = MAX_RESULT_BYTES, keep_bytes: bool = False):
+    """Read a probe's result file (judge side); raise ``ValueError`` if missing or unsafe. Never follows a link.
+
+    Returns the decoded record, or ``(record, the file's bytes)`` with ``keep_bytes``.
+    """
     path = Path(path)
-    if not path.is_file():
-        raise ValueError("the probe wrote no result")
-    size = path.stat().st_size
-    if size > MAX_RESULT_BYTES:
-        raise ValueError(f"the probe's result is {size / 2**20:.0f} MiB, more than allowed")
-    return loads(path.read_bytes())
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise ValueError("the probe wrote no result") from None
+    except OSError:
+        raise ValueError("the probe's result is not a plain file") from None
+    try:
+        import stat
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ValueError("the probe's result is not a plain file")
+        if st.st_size > cap:
+            raise ValueError(f"the probe's result is {st.st_size / 2**20:.0f} MiB, more than the "
+                             f"{cap / 2**20:.0f} MiB allowed")
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            data = fh.read(cap + 1)
+    finally:
+        os.close(fd)
+    rec = loads(data, cap)
+    return (rec, data) if keep_bytes else rec
 
 
 def seed_all(seed: int) -> None:
@@ -240,8 +371,8 @@ def probe_record(source: str, name: str, seed: int, nonce: int = 0, namespace: d
     except (Exception, SystemExit, KeyboardInterrupt) as err:  # noqa: BLE001
         kind = "interrupted (the test took too long)" if type(err) is KeyboardInterrupt else type(err).__name__
         text = str(err)
-        record = {"ok": False, "error": f"{kind}: {text}"[:2000] if text else kind,
-                  "where": _student_frames(err.__traceback__)[:2000], "nonce": nonce}
+        record = {"ok": False, "error": f"{kind}: {text}"[:ERROR_CHARS] if text else kind,
+                  "where": _student_frames(err.__traceback__)[:WHERE_CHARS], "nonce": nonce}
     return record
 
 

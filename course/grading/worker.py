@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import random
 import re
@@ -29,13 +30,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
+import zmq
 from jupyter_client.kernelspec import KernelSpec
 from jupyter_client.manager import AsyncKernelManager
 from nbclient import NotebookClient
 from nbclient.exceptions import DeadKernelError
 
-from course.grading import wire
-from course.grading.sandbox import Inotify, Limits, Sandbox, Watchdog, descendants, detect, kill_tree
+from course.grading import intake, wire
+from course.grading.config import Limits
+from course.grading.sandbox import Inotify, Sandbox, Watchdog, descendants, detect, kill_tree
+from course.grading.records import WorkerResult, grade_id
+from course.grading.text import one_line
+from nbgrader.utils import is_grade, is_locked, is_solution
 
 _HIDDEN = re.compile(r"^\s*###\s*BEGIN HIDDEN TESTS\s*$.*?^\s*###\s*END HIDDEN TESTS\s*$\n?", re.M | re.S)
 
@@ -52,31 +58,9 @@ class ProbeCode:
     source: str
 
 
-@dataclass
-class WorkerResult:
-    """What came back from one run: the executed notebook, the kernel's own verdicts, the probes' raw results."""
-
-    notebook: nbformat.NotebookNode
-    kernel_status: dict[str, str] = field(default_factory=dict)  # grade_id -> "pass" | "fail" | "not run"
-    results: dict[str, dict] = field(default_factory=dict)  # probe test -> record (see wire.loads) or {"ok": False, "error": ...}
-    flags: list[str] = field(default_factory=list)
-    events: list[str] = field(default_factory=list)
-    decoy_hits: list[str] = field(default_factory=list)
-    sandbox: str = ""
-    seconds: float = 0.0
-    restarts: int = 0
-    peak_memory: int = 0
-    reference_seconds: float = 0.0
-    raw: dict[str, bytes] = field(default_factory=dict)  # probe test -> the result file's bytes, as written inside
-
-
 def strip_hidden_tests(source: str) -> str:
     """Remove ``### BEGIN/END HIDDEN TESTS`` regions (what the release keeps of a test cell)."""
     return _HIDDEN.sub("", source)
-
-
-def nb_meta(cell) -> dict:
-    return cell.get("metadata", {}).get("nbgrader", {})
 
 
 class SandboxedKernelManager(AsyncKernelManager):
@@ -91,6 +75,13 @@ class SandboxedKernelManager(AsyncKernelManager):
             argv=[sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
             display_name="Python 3 (judge sandbox)", language="python", interrupt_mode="message",
             env={}, metadata={})
+
+    def client(self, **kw):  # noqa: D102
+        kc = super().client(**kw)
+        # The kernel is the student's: a single message over the cap is refused by ZeroMQ before it is
+        # received (its sender is disconnected), so a 1 GiB print never exists in the judge's memory.
+        kc.context.setsockopt(zmq.MAXMSGSIZE, self.sandbox.limits.message_bytes)
+        return kc
 
     def format_kernel_cmd(self, extra_arguments=None):  # noqa: D102
         cmd = super().format_kernel_cmd(extra_arguments)
@@ -115,6 +106,104 @@ class SandboxedKernelManager(AsyncKernelManager):
         return getattr(proc, "pid", None)
 
 
+_OUTPUT_TYPES = {"stream", "display_data", "execute_result", "error", "update_display_data"}
+
+
+def _message_bytes(msg: dict) -> int:
+    content = msg.get("content") or {}
+    kind = msg.get("msg_type")
+    if kind == "stream":
+        return len(content.get("text", ""))
+    if kind == "error":
+        return len(str(content.get("evalue", ""))) + sum(len(str(t)) for t in content.get("traceback", []))
+    if kind.startswith("comm"):
+        return len(json.dumps(content.get("data", {}), default=str)) + sum(len(b) for b in msg.get("buffers", []))
+    return sum(len(v) if isinstance(v, str) else len(json.dumps(v, default=str))
+               for v in (content.get("data") or {}).values())
+
+
+@dataclass
+class OutputBudget:
+    """What the caps have let through so far for one submission (kept across kernel restarts)."""
+
+    limits: Limits
+    frozen: bool = False
+    cell_bytes: dict[int, int] = field(default_factory=dict)
+    total_bytes: int = 0
+    cut_cells: set[int] = field(default_factory=set)
+    dropped_while_frozen: int = 0
+    iopub_stalls: int = 0
+
+    def flags(self) -> list[str]:
+        out = []
+        if self.cut_cells:
+            out.append(f"output capped: {len(self.cut_cells)} cell(s) printed more than the grader keeps "
+                       f"({self.limits.cell_output_bytes / 2**10:.0f} KiB per cell, "
+                       f"{self.limits.notebook_output_bytes / 2**20:.0f} MiB per notebook)")
+        if self.iopub_stalls:
+            out.append(f"output refused: the kernel's output channel stalled {self.iopub_stalls} time(s) "
+                       f"(a message over the {self.limits.message_bytes / 2**20:.0f} MiB cap is refused)")
+        return out
+
+
+class CappedClient(NotebookClient):
+    """nbclient's client with the judge's caps on what the student's kernel sends back.
+
+    * Outputs are capped in bytes per cell and per notebook; past a cap, the cell says what was cut
+      (nbgrader's own ``LimitOutput`` counts lines, and one line can be a gigabyte).
+    * While ``budget.frozen`` (the sentinels and the probes, after the notebook has run), everything the
+      kernel emits is dropped, except its status: a probe's prints, display updates aimed at earlier cells,
+      ``clear_output`` and widget messages never reach the graded notebook, so code that reads the probe
+      (its source, its inputs) has no channel to show them to anyone.
+    """
+
+    def __init__(self, *a, budget: OutputBudget, **kw) -> None:
+        super().__init__(*a, **kw)
+        self.budget = budget
+
+        class _Stalls(logging.Handler):
+            def emit(self, record):  # nbclient's "Timeout waiting for IOPub output": a refused message?
+                if "IOPub" in record.getMessage():
+                    budget.iopub_stalls += 1
+        self.log.addHandler(_Stalls(level=logging.WARNING))
+
+    def process_message(self, msg, cell, cell_index):  # noqa: D102
+        b = self.budget
+        kind = msg.get("msg_type", "")
+        if kind in ("status", "execute_input"):
+            return super().process_message(msg, cell, cell_index)
+        if b.frozen:
+            b.dropped_while_frozen += 1
+            return None
+        if kind in _OUTPUT_TYPES or kind.startswith("comm"):
+            size = _message_bytes(msg)
+            used = b.cell_bytes.get(cell_index, 0)
+            room = min(b.limits.cell_output_bytes - used, b.limits.notebook_output_bytes - b.total_bytes)
+            if size > room:
+                if kind == "stream" and room > 0:
+                    msg = dict(msg, content=dict(msg["content"], text=msg["content"]["text"][:room]))
+                    size = room
+                    super().process_message(msg, cell, cell_index)
+                    b.cell_bytes[cell_index] = used + size
+                    b.total_bytes += size
+                self._cut(cell, cell_index)
+                return None
+            b.cell_bytes[cell_index] = used + size
+            b.total_bytes += size
+        return super().process_message(msg, cell, cell_index)
+
+    def _cut(self, cell, cell_index: int) -> None:
+        b = self.budget
+        if cell_index in b.cut_cells:
+            return
+        b.cut_cells.add(cell_index)
+        which = "notebook" if b.total_bytes >= b.limits.notebook_output_bytes else "cell"
+        cap = b.limits.notebook_output_bytes if which == "notebook" else b.limits.cell_output_bytes
+        cell.setdefault("outputs", []).append(nbformat.v4.new_output(
+            "stream", name="stderr", text=f"[the grader cut this cell's output here: over the cap of "
+                                          f"{cap / 2**10:.0f} KiB per {which}]\n"))
+
+
 def _decoys(course: Path, chapter: str, notebook_name: str) -> list[Path]:
     """Write decoy instructor files where a student's code would look for them; return what to watch."""
     paths = [course / "nbgrader_config.py", course / "gradebook.db",
@@ -134,6 +223,8 @@ class _Run:
     def __init__(self, nb, sandbox: Sandbox, limits: Limits, scratch: Path, result: WorkerResult) -> None:
         self.nb, self.sandbox, self.limits, self.scratch, self.result = nb, sandbox, limits, scratch, result
         self.deadline = time.monotonic() + limits.wall_seconds
+        self.budget = OutputBudget(limits)
+        self.results_bytes = 0
         self.client: NotebookClient | None = None
         self.km: SandboxedKernelManager | None = None
         self.watchdog: Watchdog | None = None
@@ -144,8 +235,8 @@ class _Run:
 
     async def start(self) -> None:
         self.km = SandboxedKernelManager(self.sandbox, self.scratch / "kernel.log")
-        self.client = NotebookClient(
-            self.nb, km=self.km, timeout=int(self.limits.cell_seconds), interrupt_on_timeout=True,
+        self.client = CappedClient(
+            self.nb, km=self.km, budget=self.budget, timeout=int(self.limits.cell_seconds), interrupt_on_timeout=True,
             allow_errors=True, startup_timeout=120, kernel_name="python3",
             extra_arguments=["--HistoryManager.hist_file=:memory:"],
             error_on_timeout={"ename": "CellTimeoutError", "evalue": "",
@@ -267,8 +358,7 @@ def _replay_cells(nb) -> list[tuple[int, object]]:
     """Cells replayed after a restart: setup, locked and solution code cells (not demos, not tests)."""
     out = []
     for i, c in enumerate(nb.cells):
-        m = nb_meta(c)
-        if c.cell_type == "code" and (m.get("solution") or (m.get("locked") and not m.get("grade"))):
+        if c.cell_type == "code" and (is_solution(c) or (is_locked(c) and not is_grade(c))):
             out.append((i, c))
     return out
 
@@ -314,7 +404,8 @@ _TAMPER_INFO = ProbeCode("__tampering__", "judge_tampering_info",
 
 
 async def _run_async(nb, sandbox: Sandbox, limits: Limits, probes: list[ProbeCode], seed: int,
-                     scratch: Path, result: WorkerResult, skip_cells: set[int], replay_only: bool) -> None:
+                     scratch: Path, result: WorkerResult, skip_cells: set[int], replay_only: bool,
+                     extra_seeds: tuple[int, ...] = ()) -> None:
     run = _Run(nb, sandbox, limits, scratch, result)
     await run.start()
     killed_at: set[int] = set()
@@ -330,10 +421,10 @@ async def _run_async(nb, sandbox: Sandbox, limits: Limits, probes: list[ProbeCod
                 alive = False
                 break
             status = await run.execute(cell, index, limits.cell_seconds)
-            if status == "error" and nb_meta(cell).get("solution"):
+            if status == "error" and is_solution(cell):
                 err = next((o for o in cell.get("outputs", []) if o.get("output_type") == "error"), {})
-                result.events.append(f"cell {index} (solution {nb_meta(cell).get('grade_id')}) raised "
-                                     f"{err.get('ename', 'an error')}: {str(err.get('evalue', ''))[:200]}"
+                result.events.append(f"cell {index} (solution {one_line(grade_id(cell), 60)}) raised "
+                                     f"{one_line(err.get('ename', 'an error'), 60)}: {one_line(err.get('evalue', ''))}"
                                      + _cause_hint(err, limits))
             if status == "timeout":
                 killed_at.add(index)
@@ -352,7 +443,9 @@ async def _run_async(nb, sandbox: Sandbox, limits: Limits, probes: list[ProbeCod
                 alive = await _restart(run, why, killed_at, upto=index)
             if not alive:
                 break
-        # 2. Sentinels: does the kernel run the judge's code, and report exceptions?
+        # 2. Sentinels: does the kernel run the judge's code, and report exceptions? From here on, nothing
+        # the kernel emits reaches the graded notebook (see CappedClient).
+        run.budget.frozen = True
         if alive:
             nonce = random.randrange(1, 2 ** 31)
             rec, alive = await _one_probe(run, _SENTINEL, seed, nonce, killed_at)
@@ -374,21 +467,27 @@ async def _run_async(nb, sandbox: Sandbox, limits: Limits, probes: list[ProbeCod
             if type(names) is list and names:
                 result.flags.append("possible tampering: the kernel reports replaced functions: "
                                     + ", ".join(str(n) for n in names[:8]))
-        # 3. The probes.
-        for probe in probes:
-            if not alive:
-                result.results[probe.test] = {"ok": False, "error": "not run: the kernel could not be restarted "
-                                              "after an earlier crash or timeout"}
-                continue
-            nonce = random.randrange(1, 2 ** 31)
-            rec, alive = await _one_probe(run, probe, seed, nonce, killed_at)
-            if rec.get("ok") is True and rec.get("nonce") != nonce:
-                rec = {"ok": False, "error": "the result did not come from the judge's probe (forged?)"}
-                if "possible tampering: forged probe results" not in result.flags:
-                    result.flags.append("possible tampering: forged probe results")
-            result.results[probe.test] = rec
+        # 3. The probes (the reference run sends them once per seed of the class).
+        result.by_seed[seed] = result.results
+        for each_seed in [seed, *extra_seeds]:
+            into = result.results if each_seed == seed else result.by_seed.setdefault(each_seed, {})
+            for probe in probes:
+                if not alive:
+                    into[probe.test] = {"ok": False, "error": "not run: the kernel could not be restarted "
+                                        "after an earlier crash or timeout"}
+                    continue
+                nonce = random.randrange(1, 2 ** 31)
+                rec, alive = await _one_probe(run, probe, each_seed, nonce, killed_at)
+                if rec.get("ok") is True and rec.get("nonce") != nonce:
+                    rec = {"ok": False, "error": "the result did not come from the judge's probe (forged?)"}
+                    if "possible tampering: forged probe results" not in result.flags:
+                        result.flags.append("possible tampering: forged probe results")
+                into[probe.test] = rec
+                if each_seed != seed:
+                    run.result.raw.pop(probe.test, None)
     finally:
         await run.stop()
+        result.flags.extend(f for f in run.budget.flags() if f not in result.flags)
 
 
 def _cause_hint(err: dict, limits: Limits) -> str:
@@ -412,10 +511,15 @@ async def _one_probe(run: _Run, probe: ProbeCode, seed: int, nonce: int, killed_
     alive = True
     rec: dict
     try:
-        rec = wire.read_result(out)
-        run.result.raw[probe.test] = out.read_bytes()
-    except (ValueError, OSError) as err:
-        rec = {"ok": False, "error": str(err)}
+        if run.results_bytes >= run.limits.submission_results_bytes:
+            raise ValueError(f"not read: this submission's results passed the cap of "
+                             f"{run.limits.submission_results_bytes / 2**20:.0f} MiB in all")
+        rec, data = wire.read_result(out, run.limits.probe_result_bytes, keep_bytes=True)
+        run.results_bytes += len(data)
+        run.result.raw[probe.test] = data
+    except (ValueError, OSError, MemoryError) as err:
+        rec = {"ok": False, "error": str(err) if not isinstance(err, MemoryError) else
+               "the probe's result was too large for the grader's memory"}
     if status == "timeout":
         if not rec.get("ok"):
             rec = {"ok": False, "error": f"timed out: the test did not finish within {run.limits.probe_seconds:g} s "
@@ -441,14 +545,13 @@ def kernel_status(nb) -> dict[str, str]:
     """Return {grade_id: "pass" | "fail" | "not run"} for the graded code cells, as the kernel reported them."""
     out = {}
     for c in nb.cells:
-        m = nb_meta(c)
-        if c.cell_type == "code" and m.get("grade"):
+        if c.cell_type == "code" and is_grade(c):
             if c.get("execution_count") is None and not c.get("outputs"):
-                out[m["grade_id"]] = "not run"
+                out[grade_id(c)] = "not run"
             elif any(o.get("output_type") == "error" for o in c.get("outputs", [])):
-                out[m["grade_id"]] = "fail"
+                out[grade_id(c)] = "fail"
             else:
-                out[m["grade_id"]] = "pass"
+                out[grade_id(c)] = "pass"
     return out
 
 
@@ -456,7 +559,7 @@ def run_submission(nb: nbformat.NotebookNode, chapter: str, student: str, probes
                    files: Path | None = None, limits: Limits | None = None, course_root: Path | None = None,
                    decoys: bool = True, threads: int | None = None, skip_tests: bool = False,
                    replay_only: bool = False, scratch_base: Path | None = None, keep: bool = False,
-                   extra_env: dict[str, str] | None = None) -> WorkerResult:
+                   extra_env: dict[str, str] | None = None, extra_seeds: tuple[int, ...] = ()) -> WorkerResult:
     """Execute ``nb`` in a sandbox, then send it ``probes``; return what came back (nothing is judged here).
 
     ``files``: a folder whose files (other than notebooks) the submission
@@ -469,23 +572,20 @@ def run_submission(nb: nbformat.NotebookNode, chapter: str, student: str, probes
     for c in nb.cells:
         if c.cell_type == "code":
             c.outputs, c.execution_count = [], None
-            if nb_meta(c).get("grade"):
+            if is_grade(c):
                 c.source = strip_hidden_tests(c.source)
-    skip = {i for i, c in enumerate(nb.cells) if skip_tests and nb_meta(c).get("grade")}
+    skip = {i for i, c in enumerate(nb.cells) if skip_tests and is_grade(c)}
     scratch = Path(tempfile.mkdtemp(prefix="judge-", dir=scratch_base))
     os.chmod(scratch, 0o755)
     fake_course = scratch / "course"
     workdir = fake_course / "autograded" / re.sub(r"[^A-Za-z0-9_.-]", "_", student) / chapter
     workdir.mkdir(parents=True)
+    intake_report = None
     if files is not None and Path(files).is_dir():
-        for item in Path(files).iterdir():
-            if item.suffix == ".ipynb" or item.name.startswith("."):
-                continue
-            dest = workdir / item.name
-            if item.is_dir():
-                shutil.copytree(item, dest, symlinks=False, ignore_dangling_symlinks=True)
-            elif item.is_file():
-                shutil.copy2(item, dest)
+        # The submission's other files, through the intake (no link followed, no special file opened).
+        intake_report = intake.copy_submission(Path(files), workdir, limits)
+        for item in workdir.glob("*.ipynb"):
+            item.unlink()
     nb_name = f"{chapter}.ipynb"
     watch = _decoys(fake_course, chapter, nb_name) if decoys else []
     env = {"NBGRADER_EXECUTION": "autograde"}
@@ -495,6 +595,8 @@ def run_submission(nb: nbformat.NotebookNode, chapter: str, student: str, probes
     sandbox.prepare()
     sandbox.enter_cgroup()
     result = WorkerResult(notebook=nb, sandbox=sandbox.describe())
+    if intake_report is not None:
+        result.flags.extend(intake_report.flags())
     if sandbox.mechanism.degraded:
         result.flags.append("sandbox degraded: " + sandbox.mechanism.why)
     notify = Inotify()
@@ -502,7 +604,8 @@ def run_submission(nb: nbformat.NotebookNode, chapter: str, student: str, probes
         notify.watch(p)
     t0 = time.perf_counter()
     try:
-        asyncio.run(_run_async(nb, sandbox, limits, probes, seed, scratch, result, skip, replay_only))
+        asyncio.run(_run_async(nb, sandbox, limits, probes, seed, scratch, result, skip, replay_only,
+                               tuple(s for s in dict.fromkeys(extra_seeds) if s != seed)))
     except Exception as err:  # noqa: BLE001 - the worker must report, never crash the class run
         result.flags.append(f"the worker failed: {type(err).__name__}: {str(err)[:300]}")
         for p in probes:
@@ -521,6 +624,8 @@ def run_submission(nb: nbformat.NotebookNode, chapter: str, student: str, probes
         result.flags.append("possible tampering: the submission opened the instructor's files "
                             f"({', '.join(sorted(set(result.decoy_hits)))}); it saw decoys only")
     result.kernel_status = kernel_status(nb)
+    import resource
+    result.judge_peak_memory = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     return result
 
 
@@ -530,10 +635,3 @@ def describe_mechanism() -> str:
     if m.degraded:
         return f"WARNING: no sandbox ({m.why}). Student code will run WITHOUT filesystem or network isolation."
     return "sandbox: bubblewrap (no network; only the submission's folder is writable)"
-
-
-def dump(result: WorkerResult) -> str:
-    """A JSON summary of a result, for logs and caches (the notebook is not included)."""
-    return json.dumps({"kernel_status": result.kernel_status, "flags": result.flags, "events": result.events,
-                       "decoy_hits": result.decoy_hits, "sandbox": result.sandbox, "seconds": result.seconds,
-                       "restarts": result.restarts}, indent=1)

@@ -1,4 +1,4 @@
-"""The instructor side: build submissions from known answers and grade them with real nbgrader.
+"""Demo and known answers: build submissions from known answers and grade them with real nbgrader.
 
 A chapter's known answers live in ``tests/mutants/<assignment>/*.py`` (wrong)
 and ``tests/alternatives/<assignment>/*.py`` (different but correct). Each
@@ -15,23 +15,23 @@ file is a small Python module::
 (``FAILS`` is empty, or absent, for alternatives.) :func:`plan` turns them
 into submissions, combining one variant per exercise into each so that a
 chapter is graded in a handful of notebooks; :func:`grade` copies the course
-into a scratch folder, runs ``nbgrader generate_assignment`` and one
-``nbgrader autograde`` over every submission, and reads the gradebook.
-Nothing here touches the instructor's own gradebook.
+into a scratch folder, runs ``nbgrader generate_assignment``, grades every
+submission through the same pipeline as a real class
+(:func:`course.grading.classgrade.grade_class`: intake, sandboxed runs, one
+``nbgrader autograde`` recording), and reads the gradebook. Nothing here
+touches the instructor's own gradebook.
 
-Command line: ``python -m course.grading check 01_dynamic_graphs`` grades one
-chapter's plan and prints a table; ``python -m course.grading demo`` is
-``make grade``.
+Command line (:mod:`course.grading.cli`): ``python -m course.grading check
+01_dynamic_graphs`` grades one chapter's plan and prints a table;
+``python -m course.grading demo`` is ``make grade``.
 """
 from __future__ import annotations
 
-import argparse
 import csv
 import importlib.util
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import textwrap
@@ -40,6 +40,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
+
+from course.grading import nbgrader_io
+from course.grading.records import grade_id
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -158,11 +161,6 @@ def notebook_path(assignment: str, root: Path = REPO, folder: str = "source") ->
 def read(path: Path) -> nbformat.NotebookNode:
     """Read a notebook (nbformat v4)."""
     return nbformat.read(str(path), as_version=4)
-
-
-def grade_id(cell: dict) -> str | None:
-    """Return the cell's nbgrader grade_id, or ``None``."""
-    return cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
 
 
 def solution_cells(nb: nbformat.NotebookNode) -> dict[str, str]:
@@ -287,43 +285,14 @@ def build_notebook(release: nbformat.NotebookNode, source: nbformat.NotebookNode
     return nb
 
 
-def bin_path_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    """Return os.environ with this interpreter's bin/ first on PATH (nbgrader shells out to alembic)."""
-    env = dict(os.environ)
-    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
-    env.setdefault("HF_HUB_OFFLINE", "1")
-    # Kernels use Jupyter's inline backend, as students see it, so executed and
-    # autograded copies hold the figures; a non-interactive MPLBACKEND would drop them.
-    env.pop("MPLBACKEND", None)
-    env.setdefault("PYTHONWARNINGS", "ignore::DeprecationWarning")
-    if extra:
-        env.update(extra)
-    return env
-
-
-def nbgrader(args: list[str], cwd: Path, db: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    """Run ``nbgrader <args>`` in ``cwd`` against the gradebook ``db``; raise with its log on failure."""
-    cmd = [str(Path(sys.executable).parent / "nbgrader"), *args, f"--CourseDirectory.db_url=sqlite:///{db}"]
-    proc = subprocess.run(cmd, cwd=cwd, env=bin_path_env(env), capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stdout[-4000:]}\n{proc.stderr[-8000:]}")
-    return proc
-
-
 def make_course(dest: Path, assignments: list[str], root: Path = REPO) -> Path:
     """Copy ``nbgrader_config.py`` and the chapters' ``source/`` folders into ``dest``; return it."""
-    dest.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(root / "nbgrader_config.py", dest / "nbgrader_config.py")
-    for a in assignments:
-        shutil.copytree(root / "source" / a, dest / "source" / a,
-                        ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
-    return dest
+    return nbgrader_io.make_course(dest, assignments, root)
 
 
 def generate(course: Path, assignment: str, db: Path) -> Path:
     """Run ``nbgrader generate_assignment`` in ``course``; return the release folder."""
-    nbgrader(["generate_assignment", assignment, "--force"], course, db)
-    return course / "release" / assignment
+    return nbgrader_io.generate(course, assignment, nbgrader_io.sqlite(db))
 
 
 @dataclass
@@ -340,18 +309,8 @@ class Graded:
 
 
 def read_scores(db: Path, assignment: str, notebook: str) -> dict[str, dict[str, tuple[float, float]]]:
-    """Return {student: {grade_id: (score, max_score)}} from an nbgrader gradebook."""
-    from nbgrader.api import Gradebook
-
-    out: dict[str, dict[str, tuple[float, float]]] = {}
-    with Gradebook(f"sqlite:///{db}") as gb:
-        for student in gb.students:
-            try:
-                snb = gb.find_submission_notebook(notebook, assignment, student.id)
-            except Exception:  # student has no submission for this assignment
-                continue
-            out[student.id] = {g.name: (float(g.score), float(g.max_score)) for g in snb.grades}
-    return out
+    """Return {student: {grade_id: (score, max_score)}} from an nbgrader gradebook file."""
+    return nbgrader_io.read_scores(nbgrader_io.sqlite(db), assignment, notebook)
 
 
 def write_submissions(course: Path, assignment: str, submissions: list[Submission],
@@ -370,32 +329,36 @@ def write_submissions(course: Path, assignment: str, submissions: list[Submissio
 
 
 def grade(assignment: str, submissions: list[Submission], workdir: Path | None = None,
-          root: Path = REPO, mode: str = "judge", seed: int | None = None,
-          extra_args: list[str] | None = None) -> Graded:
-    """Generate the assignment in a scratch course, autograde ``submissions`` in one call, return their scores.
+          root: Path = REPO, mode: str = "judge", seed: int | None = None, jobs: int = 1) -> Graded:
+    """Generate the assignment in a scratch course, grade ``submissions``, return their scores.
 
-    ``mode`` "judge" (the default, as ``nbgrader_config.py`` sets it up) grades
-    through the sandboxed judge; "stock" sets ``COURSE_GRADING=stock``, so the
-    hidden tests run inside each student's kernel, as plain nbgrader does.
-    ``seed`` fixes the grading seed (``COURSE_JUDGE_SEED``).
+    ``mode`` "judge" (the default) grades through the class pipeline (intake, sandboxed judge, one
+    ``nbgrader autograde`` recording); "stock" runs plain ``nbgrader autograde`` with
+    ``COURSE_GRADING=stock``, so the hidden tests run inside each student's kernel, as nbgrader does.
+    ``seed`` fixes the key of the students' seeds.
     """
+    from course.grading import classgrade
+
     workdir = Path(tempfile.mkdtemp(prefix=f"grade-{assignment}-")) if workdir is None else workdir
     course = make_course(workdir / "course", [assignment], root)
     db = workdir / "gradebook.db"
     release_dir = generate(course, assignment, db)
     write_submissions(course, assignment, submissions, release_dir)
-    env = {"COURSE_GRADING": mode}
-    if seed is not None:
-        env["COURSE_JUDGE_SEED"] = str(seed)
     t0 = time.perf_counter()
-    nbgrader(["autograde", assignment, "--force", *(extra_args or [])], course, db, env)
+    reports = {}
+    if mode == "stock":
+        extra = {"COURSE_GRADING": "stock", **({"COURSE_JUDGE_SEED": str(seed)} if seed else {})}
+        nbgrader_io.run(["autograde", assignment, "--force"], course, nbgrader_io.sqlite(db), extra)
+    else:
+        result = classgrade.grade_class(course, [assignment], jobs=jobs, force=True, db_url=nbgrader_io.sqlite(db),
+                                        key=seed or 0, progress=False, log=lambda *_: None)
+        reports = {s: r.to_json() for s, r in result.reports.get(assignment, {}).items()}
+        for ch, student, why in result.failures:
+            flags = reports.setdefault(student, {}).setdefault("flags", [])
+            if not any(why in f for f in flags):
+                flags.append(f"not graded: {why}")
     elapsed = time.perf_counter() - t0
     scores = read_scores(db, assignment, notebook_path(assignment, course).stem)
-    reports = {}
-    report_dir = course / ".judge" / "reports" / assignment
-    if mode == "judge" and report_dir.is_dir():
-        import json
-        reports = {p.stem: json.loads(p.read_text()) for p in report_dir.glob("*.json")}
     seconds = {s.student: reports.get(s.student, {}).get("seconds", elapsed / max(1, len(submissions)))
                for s in submissions}
     return Graded(course=course, scores=scores, seconds=seconds, submissions=submissions, reports=reports,
@@ -456,25 +419,25 @@ def execute(path: Path, grading: bool = False, timeout: int = 300) -> tuple[floa
     """Execute a notebook top to bottom on a fresh kernel in its own folder; return (seconds, executed notebook).
 
     Hidden-test regions are removed first, so a source notebook runs as a
-    student's notebook with correct answers would. ``grading=True`` sets ``NBGRADER_EXECUTION=autograde`` in the kernel, as
-    nbgrader does. Raises ``nbclient`` errors on the first failing cell, and
-    ``RuntimeError`` if any code cell was left unexecuted.
+    student's notebook with correct answers would. ``grading=True`` sets ``NBGRADER_EXECUTION=autograde`` in the
+    kernel, as nbgrader does. Raises ``nbclient`` errors on the first failing cell, and ``RuntimeError`` if any
+    code cell was left unexecuted.
     """
     from nbclient import NotebookClient
+    from nbgrader.utils import is_grade
 
     from course.grading.worker import strip_hidden_tests
 
     nb = read(path)
     for cell in nb.cells:  # what a student runs: the solutions, and the test cells without their hidden region
-        if cell.cell_type == "code" and cell.get("metadata", {}).get("nbgrader", {}).get("grade"):
+        if cell.cell_type == "code" and is_grade(cell):
             cell.source = strip_hidden_tests(cell.source)
-    env_extra = {"NBGRADER_EXECUTION": "autograde"} if grading else {}
-    old = dict(os.environ)
-    env = bin_path_env(env_extra)
+    env = nbgrader_io.env({"NBGRADER_EXECUTION": "autograde"} if grading else {})
     if not grading:
         env.pop("NBGRADER_EXECUTION", None)
-    # Replace, not update: a variable bin_path_env removes (MPLBACKEND=Agg, set by a test module in this
-    # process) must not reach the kernel, or every plt.show() draws nothing.
+    old = dict(os.environ)
+    # Replace, not update: a variable env() removes (MPLBACKEND=Agg, set by a test module in this process)
+    # must not reach the kernel, or every plt.show() draws nothing.
     os.environ.clear()
     os.environ.update(env)
     try:
@@ -496,94 +459,76 @@ def execute(path: Path, grading: bool = False, timeout: int = 300) -> tuple[floa
 def release(root: Path = REPO, only: list[str] | None = None) -> list[Path]:
     """Regenerate ``release/<chapter>/`` from ``source/`` with ``nbgrader generate_assignment``; return the folders.
 
-    Uses a throwaway gradebook (``.demo/release.db``); students' working
-    copies (``my_work/``) are separate and never touched.
+    Uses a throwaway gradebook (``.demo/release.db``); students' working copies (``my_work/``) are separate
+    and never touched.
     """
     demo_dir = root / ".demo"
     demo_dir.mkdir(exist_ok=True)
-    out = []
-    for assignment in only or chapters(root):
-        nbgrader(["generate_assignment", assignment, "--force"], root, demo_dir / "release.db")
-        out.append(root / "release" / assignment)
-        print(f"regenerated release/{assignment}")
-    return out
+    return nbgrader_io.release(root, only or chapters(root), nbgrader_io.sqlite(demo_dir / "release.db"))
 
 
-def _run(args: argparse.Namespace) -> int:
-    for name in args.assignments or chapters():
-        path = notebook_path(name)
-        seconds, _ = execute(path, grading=args.grading)
-        print(f"{name}: executed in {seconds:.1f} s ({'grading' if args.grading else 'student'} mode)")
-    return 0
+DEMO_DB = Path(".demo") / "gradebook.db"
 
 
-def _check(args: argparse.Namespace) -> int:
-    status = 0
-    for assignment in args.assignments or chapters():
-        subs = plan(assignment, attacks=args.attacks)
-        if args.only:
-            subs = [s for s in subs if any(s.student.startswith(o) for o in args.only)]
-        graded = grade(assignment, subs, mode="stock" if args.stock else "judge", seed=args.seed)
-        print(f"== {assignment}: graded {len(subs)} submissions ({graded.mode}) in {graded.course.parent}, "
-              f"{graded.wall_seconds:.1f} s")
-        for s in subs:
-            print(f"   {s.student:<26} {', '.join(s.variants) or '-'}")
-        print(table(graded))
-        for student, r in sorted(graded.reports.items()):
-            extra = f"; flags: {'; '.join(r['flags'])}" if r.get("flags") else ""
-            print(f"   {student:<26} worker {r.get('seconds', 0):.1f} s, references {r.get('reference_seconds', 0):.1f} s{extra}")
-            if args.verbose:
-                for cell, c in r["cells"].items():
-                    if c["judge"] != "pass":
-                        print(f"      {cell}: {c['message'][:400]}")
-        bad = problems(graded)
-        for line in bad:
-            print("   PROBLEM:", line)
-        status |= bool(bad)
-    return status
+def demo_class(root: Path, assignment: str) -> list[Submission]:
+    """The demo class of one chapter: the reference, the untouched release, and one student per mutant group."""
+    subs = [s for s in plan(assignment, root, tamper=False) if not s.student.startswith("alternatives")]
+    names = {"solution": "demo-full-marks", "empty": "demo-empty"}
+    for sub in subs:
+        sub.student = names.get(sub.student, "demo-" + sub.student.replace("mutants", "wrong"))
+    return subs
 
 
-def demo(root: Path = REPO, only: list[str] | None = None) -> int:
-    """``make grade``: regenerate release/, grade a demo class in submitted/, write autograded/ and grades.csv.
+def demo(root: Path = REPO, only: list[str] | None = None, jobs: int = 0, log=print) -> int:
+    """``make grade``: regenerate release/, grade a demo class in submitted/ with ``grade-class``, write grades.csv.
 
-    Uses its own gradebook (``.demo/gradebook.db``, git-ignored) so the
-    instructor's ``gradebook.db`` is never touched (``make instructor
-    GRADEBOOK=.demo/gradebook.db`` shows it in Formgrader). Every chapter is
-    generated; ``only`` limits which chapters get a graded demo class.
+    Uses its own gradebook (``.demo/gradebook.db``, git-ignored), so the instructor's ``gradebook.db`` is never
+    touched; ``nbgrader_config.py`` points nbgrader at it while ``COURSE_GRADEBOOK_URL`` says so (``make instructor
+    GRADEBOOK=.demo/gradebook.db`` shows it in Formgrader; ``make feedback-demo`` writes its feedback).
+    Every chapter is generated; ``only`` limits which chapters get a graded demo class. Says what it will cost
+    before it starts, and shows progress.
     """
-    demo_dir = root / ".demo"
-    demo_dir.mkdir(exist_ok=True)
-    db = demo_dir / "gradebook.db"
+    from course.grading import classgrade
+
+    root = Path(root).resolve()
+    (root / ".demo").mkdir(exist_ok=True)
+    db = root / DEMO_DB
     if db.exists():
         db.unlink()
-    rows = []
-    status = 0
+    db_url = nbgrader_io.sqlite(db)
+    todo = only or chapters(root)
+    classes = {a: demo_class(root, a) for a in todo}
+    n = sum(len(v) for v in classes.values())
+    jobs = jobs or os.cpu_count() or 1
+    log(f"make grade: {n} demo submissions over {len(todo)} chapter(s), graded through the judge with {jobs} "
+        f"process(es). Expect about {max(1, round(n * 25 / jobs / 60))} to {max(2, round(n * 60 / jobs / 60))} "
+        f"minutes on 2 cores (each submission runs in its own sandbox: 10 to 60 s of CPU).", flush=True)
     for assignment in chapters(root):
+        nbgrader_io.generate(root, assignment, db_url)
+    status = 0
+    rows = []
+    for assignment in todo:
         t0 = time.perf_counter()
-        nbgrader(["generate_assignment", assignment, "--force"], root, db)
-        if only and assignment not in only:
-            continue
         source_nb = notebook_path(assignment, root)
-        source, release = read(source_nb), read(root / "release" / assignment / source_nb.name)
-        subs = [s for s in plan(assignment, root, tamper=False) if not s.student.startswith("alternatives")]
-        names = {"solution": "demo-full-marks", "empty": "demo-empty"}
+        source, release_nb = read(source_nb), read(root / "release" / assignment / source_nb.name)
+        subs = classes[assignment]
         for sub in subs:
-            student = names.get(sub.student, "demo-" + sub.student.replace("mutants", "wrong"))
-            dest = root / "submitted" / student / assignment
+            dest = root / "submitted" / sub.student / assignment
             if dest.exists():
                 shutil.rmtree(dest)
             dest.mkdir(parents=True)
-            nbformat.write(build_notebook(release, source, sub.replacements, sub.base), str(dest / source_nb.name))
-            sub.student = student
-        nbgrader(["autograde", assignment, "--force"], root, db)
+            nbformat.write(build_notebook(release_nb, source, sub.replacements, sub.base), str(dest / source_nb.name))
+        log(f"\n== {assignment}: {len(subs)} submissions", flush=True)
+        result = classgrade.grade_class(root, [assignment], jobs=jobs, force=True, db_url=db_url, progress=True,
+                                        only=[s.student for s in subs], log=lambda *a, **k: None)
         graded = Graded(course=root, scores=read_scores(db, assignment, source_nb.stem), seconds={}, submissions=subs)
-        print(f"\n== {assignment} ({time.perf_counter() - t0:.0f} s)")
+        log(f"== {assignment} ({time.perf_counter() - t0:.0f} s)")
         for s in subs:
-            print(f"   {s.student:<18} {', '.join(s.variants) or ('the reference solutions' if s.replacements == {} else 'the untouched release')}")
-        print(table(graded))
+            log(f"   {s.student:<18} {', '.join(s.variants) or ('the reference solutions' if s.replacements == {} else 'the untouched release')}")
+        log(table(graded))
         bad = problems(graded)
         for line in bad:
-            print("   PROBLEM:", line)
+            log("   PROBLEM:", line)
         status |= bool(bad)
         for student, cells in graded.scores.items():
             for cell, (score, maximum) in sorted(cells.items()):
@@ -593,37 +538,10 @@ def demo(root: Path = REPO, only: list[str] | None = None) -> int:
         writer = csv.DictWriter(fh, fieldnames=["assignment", "student", "grade_cell", "score", "max_score"])
         writer.writeheader()
         writer.writerows(rows)
-    print(f"\nwrote {root / 'grades.csv'} ({len(rows)} rows) and autograded/; gradebook: {db}")
+    log(f"\nwrote {root / 'grades.csv'} ({len(rows)} rows) and autograded/; gradebook: {db}\n"
+        f"Feedback for the demo class: COURSE_GRADEBOOK_URL={db_url} nbgrader generate_feedback CHAPTER "
+        f"(or `make feedback-demo`)")
     return status
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m course.grading", description=__doc__.split("\n")[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-    p_check = sub.add_parser("check", help="grade the known answers of some chapters in a scratch course")
-    p_check.add_argument("assignments", nargs="*")
-    p_check.add_argument("--stock", action="store_true", help="grade in-kernel, as stock nbgrader (COURSE_GRADING=stock)")
-    p_check.add_argument("--attacks", action="store_true", help="add the generic attack submissions")
-    p_check.add_argument("--only", action="append", help="only submissions whose name starts with this")
-    p_check.add_argument("--seed", type=int, default=None, help="grading seed")
-    p_check.add_argument("-v", "--verbose", action="store_true", help="print the judge's message of every failed cell")
-    p_run = sub.add_parser("run", help="execute source notebooks top to bottom and print their wall time")
-    p_run.add_argument("assignments", nargs="*")
-    p_run.add_argument("--grading", action="store_true", help="set NBGRADER_EXECUTION=autograde")
-    p_demo = sub.add_parser("demo", help="make grade: the demo class in submitted/ and autograded/")
-    p_demo.add_argument("only", nargs="*", help="grade the demo class of these chapters only")
-    p_rel = sub.add_parser("release", help="make release: regenerate release/ from source/")
-    p_rel.add_argument("assignments", nargs="*", help="only these chapters (default: all)")
-    args = parser.parse_args(argv)
-    if args.command == "check":
-        return _check(args)
-    if args.command == "run":
-        return _run(args)
-    if args.command == "release":
-        release(only=args.assignments or None)
-        return 0
-    return demo(only=args.only or None)
-
 
 
 # --- damaged submissions (what comes back from real students' editors) ----------------------------

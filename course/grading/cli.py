@@ -1,0 +1,189 @@
+"""``python -m course.grading COMMAND``: the instructor's one command line.
+
+Grading
+  autograde CHAPTER          grade submitted/*/CHAPTER through the judge (``make autograde``)
+  grade-class CHAPTER...     a whole class, several chapters (``make grade-class``); ``--dask ADDRESS`` runs the
+                             sandboxed submissions on a Dask cluster
+Authoring
+  check CHAPTER...           grade the known answers (reference, release, mutants, alternatives, attacks)
+  sweep CHAPTER              every hidden test on the reference for 100 seeds, in one process
+  run CHAPTER...             execute a chapter as a student (or ``--grading``) and print its time
+  release [CHAPTER...]       regenerate release/ from source/ (``make release``)
+Class
+  demo [CHAPTER...]          the demo class (``make grade``)
+  publish DEST               write the student repository: what students may see, and nothing else
+  hub ...                    a JupyterHub class on this machine (``make hub``)
+  references CHAPTER         reference results for stock in-kernel grading (used by nbgrader itself)
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from course.grading.text import one_line
+
+
+def _grading_options() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(add_help=False)
+    p.add_argument("--force", action="store_true", help="regrade submissions that are unchanged and already graded")
+    p.add_argument("--jobs", type=int, default=0, help="submissions at once (default: the number of cores)")
+    p.add_argument("--dask", metavar="ADDRESS", default=None,
+                   help="run the sandboxed submissions on the Dask scheduler at ADDRESS (tcp://host:8786)")
+    p.add_argument("--seed", type=int, default=0, help="a fixed key for the students' seeds (default: .judge/secret)")
+    p.add_argument("--db", type=Path, default=None, help="a SQLite gradebook file (default: gradebook.db)")
+    p.add_argument("--db-url", default=None, help="any gradebook URL nbgrader accepts (postgresql://...)")
+    p.add_argument("--memory-gib", type=float, default=None, help="memory per submission (GradingLimits.memory_gib)")
+    p.add_argument("--wall-seconds", type=float, default=None, help="time per submission (GradingLimits.wall_seconds)")
+    p.add_argument("--feedback", action="store_true", help="write feedback/<student>/<chapter>/grader.md")
+    p.add_argument("--show-tests", action="store_true", help="include the hidden tests' probe code in grader.md")
+    p.add_argument("--require-sandbox", action="store_true", help="refuse to grade without bubblewrap")
+    p.add_argument("--no-progress", action="store_true")
+    return p
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m course.grading", description=__doc__.split("\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n", 2)[2])
+    sub = p.add_subparsers(dest="command", required=True)
+    opts = _grading_options()
+    a = sub.add_parser("autograde", parents=[opts], help="grade one chapter's submissions")
+    a.add_argument("chapter")
+    a.add_argument("--student", action="append", help="only these students (repeatable)")
+    g = sub.add_parser("grade-class", parents=[opts], help="grade a class over several chapters")
+    g.add_argument("chapters", nargs="+")
+    g.add_argument("--zip", type=Path, default=None, help="an LMS download to check and unpack first")
+    g.add_argument("--zip-regexp", default=r".*/(?P<student_id>[^/_]+)_(?P<file_id>[^/]+)\.ipynb$",
+                   help="the student id and notebook in the archive's file names (default: <student>_<notebook>)")
+    c = sub.add_parser("check", help="grade the known answers of some chapters in a scratch course")
+    c.add_argument("assignments", nargs="*")
+    c.add_argument("--stock", action="store_true", help="grade in-kernel, as stock nbgrader (COURSE_GRADING=stock)")
+    c.add_argument("--attacks", action="store_true", help="add the generic attack submissions")
+    c.add_argument("--only", action="append", help="only submissions whose name starts with this")
+    c.add_argument("--seed", type=int, default=None, help="a fixed key for the hidden inputs")
+    c.add_argument("--jobs", type=int, default=1)
+    c.add_argument("-v", "--verbose", action="store_true", help="print the judge's message of every failed cell")
+    s = sub.add_parser("sweep", help="every hidden test on the reference, for many seeds, in one process")
+    s.add_argument("chapter")
+    s.add_argument("--seeds", type=int, default=100)
+    s.add_argument("--donothing-seeds", type=int, default=10)
+    s.add_argument("--once", action="store_true", help="run each probe once per seed (no determinism check)")
+    r = sub.add_parser("run", help="execute chapters top to bottom and print their wall time")
+    r.add_argument("assignments", nargs="*")
+    r.add_argument("--grading", action="store_true", help="set NBGRADER_EXECUTION=autograde")
+    rel = sub.add_parser("release", help="regenerate release/ from source/")
+    rel.add_argument("assignments", nargs="*")
+    d = sub.add_parser("demo", help="make grade: the demo class")
+    d.add_argument("only", nargs="*")
+    d.add_argument("--jobs", type=int, default=0)
+    pub = sub.add_parser("publish", help="write the student repository")
+    pub.add_argument("dest", type=Path)
+    pub.add_argument("--force", action="store_true", help="replace DEST if it exists")
+    sub.add_parser("hub", help="a JupyterHub class on this machine (see `hub --help`)", add_help=False)
+    ref = sub.add_parser("references", help="reference results for stock grading")
+    ref.add_argument("chapter")
+    ref.add_argument("--seed", type=int, required=True)
+    ref.add_argument("--out", type=Path, required=True)
+    ref.add_argument("--root", type=Path, default=Path.cwd())
+    return p
+
+
+def _grade(args, chapters: list[str], only: list[str] | None) -> int:
+    from course.grading import classgrade, nbgrader_io
+    from course.grading.config import limits
+    from course.grading.sandbox import detect
+
+    root = Path.cwd()
+    m = detect()
+    if m.degraded:
+        line = "!" * 78
+        print(f"{line}\n!! WARNING: grading WITHOUT a sandbox: {m.why}\n!! Student code can read and write what "
+              f"this user can, and use the network.\n!! Every report is flagged 'sandbox degraded'. Install "
+              f"bubblewrap, or pass --require-sandbox.\n{line}", flush=True)
+        if args.require_sandbox:
+            print("refusing to grade without a sandbox (--require-sandbox)", file=sys.stderr)
+            return 2
+    else:
+        print("Grading through the judge: each submission in a bubblewrap sandbox, verdicts outside the kernel.",
+              flush=True)
+    if getattr(args, "zip", None):
+        if len(chapters) != 1:
+            print("--zip needs exactly one chapter", file=sys.stderr)
+            return 2
+        classgrade.collect_zip(root, chapters[0], args.zip, args.zip_regexp)
+    db_url = args.db_url or (nbgrader_io.sqlite(args.db) if args.db else None)
+    lim = limits(root, memory_gib=args.memory_gib, wall_seconds=args.wall_seconds)
+    result = classgrade.grade_class(root, chapters, args.jobs or None, args.force, db_url, args.seed, lim,
+                                    args.feedback, args.show_tests, progress=not args.no_progress,
+                                    dask=args.dask, only=only)
+    print(classgrade.class_table(result, chapters))
+    print(classgrade.summary_line(result))
+    for line in classgrade.problems_text(result):
+        print(line)
+    return 1 if result.failures else 0
+
+
+def _check(args) -> int:
+    from course.grading import known
+
+    status = 0
+    for assignment in args.assignments or known.chapters():
+        subs = known.plan(assignment, attacks=args.attacks)
+        if args.only:
+            subs = [s for s in subs if any(s.student.startswith(o) for o in args.only)]
+        graded = known.grade(assignment, subs, mode="stock" if args.stock else "judge", seed=args.seed,
+                             jobs=args.jobs)
+        print(f"== {assignment}: graded {len(subs)} submissions ({graded.mode}) in {graded.course.parent}, "
+              f"{graded.wall_seconds:.1f} s")
+        for s in subs:
+            print(f"   {s.student:<26} {', '.join(s.variants) or '-'}")
+        print(known.table(graded))
+        for student, r in sorted(graded.reports.items()):
+            extra = f"; flags: {one_line('; '.join(r.get('flags', [])), 400)}" if r.get("flags") else ""
+            print(f"   {student:<26} worker {r.get('seconds', 0):.1f} s{extra}")
+            if args.verbose:
+                for cell, c in r.get("cells", {}).items():
+                    if c["judge"] != "pass":
+                        print(f"      {cell}: {one_line(c['message'], 400)}")
+        bad = known.problems(graded)
+        for line in bad:
+            print("   PROBLEM:", line)
+        status |= bool(bad)
+    return status
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["hub"]:
+        from course.grading.hub import main as hub_main
+        return hub_main(argv[1:])
+    args = parser().parse_args(argv)
+    if args.command == "autograde":
+        return _grade(args, [args.chapter], args.student)
+    if args.command == "grade-class":
+        return _grade(args, args.chapters, None)
+    if args.command == "check":
+        return _check(args)
+    if args.command == "sweep":
+        from course.grading import sweep
+        return sweep.main_args(args.chapter, args.seeds, args.donothing_seeds, args.once)
+    if args.command == "run":
+        from course.grading import known
+        for name in args.assignments or known.chapters():
+            seconds, _ = known.execute(known.notebook_path(name), grading=args.grading)
+            print(f"{name}: executed in {seconds:.1f} s ({'grading' if args.grading else 'student'} mode)")
+        return 0
+    if args.command == "release":
+        from course.grading import known
+        known.release(only=args.assignments or None)
+        return 0
+    if args.command == "demo":
+        from course.grading import known
+        return known.demo(only=args.only or None, jobs=args.jobs)
+    if args.command == "publish":
+        from course.grading import publish
+        return publish.main(args.dest, args.force)
+    if args.command == "references":
+        from course.grading.inkernel import write_references
+        return write_references(args.chapter, args.seed, args.out, args.root)
+    return 2

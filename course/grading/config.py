@@ -1,0 +1,117 @@
+"""One home for the grading limits: traitlets configuration that ``nbgrader_config.py`` can set.
+
+Every cap the instructor's side applies to a submission is a trait of
+:class:`GradingLimits`::
+
+    # nbgrader_config.py
+    c.GradingLimits.memory_gib = 8        # a bigger sandbox for a heavier course
+    c.GradingLimits.intake_files = 100
+
+:func:`limits` reads them (from ``nbgrader_config.py`` in the course root,
+then command-line overrides) into a frozen :class:`Limits`, which is what the
+intake, the sandbox, the worker, the wire and the judge receive. Nothing else
+writes a default.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+from traitlets import Float, Integer
+from traitlets.config import Configurable
+
+GiB = 2 ** 30
+MiB = 2 ** 20
+KiB = 2 ** 10
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per-submission limits, in bytes and seconds (see :class:`GradingLimits` for what each means)."""
+
+    # the sandbox
+    memory_bytes: int = 6 * GiB
+    processes: int = 256
+    wall_seconds: float = 900.0
+    probe_seconds: float = 60.0
+    cell_seconds: float = 120.0
+    file_bytes: int = 2 * GiB
+    open_files: int = 4096
+    tmpfs_bytes: int = 1 * GiB
+    # the grading processes outside the sandbox
+    judge_memory_bytes: int = 4 * GiB
+    # the intake
+    intake_files: int = 500
+    intake_bytes: int = 200 * MiB
+    intake_file_bytes: int = 100 * MiB
+    intake_depth: int = 12
+    # the wire
+    probe_result_bytes: int = 32 * MiB
+    submission_results_bytes: int = 128 * MiB
+    # outputs
+    message_bytes: int = 16 * MiB
+    cell_output_bytes: int = 1 * MiB
+    notebook_output_bytes: int = 16 * MiB
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Limits":
+        return cls(**{k: v for k, v in d.items() if k in cls.__dataclass_fields__})
+
+    def replace(self, **kw) -> "Limits":
+        return replace(self, **kw)
+
+
+class GradingLimits(Configurable):
+    """The caps applied to every submission (set them in ``nbgrader_config.py`` as ``c.GradingLimits.NAME``)."""
+
+    memory_gib = Float(6.0, help="Memory of one submission's sandboxed processes (GiB).").tag(config=True)
+    processes = Integer(256, help="Processes one submission may run at once.").tag(config=True)
+    wall_seconds = Float(900.0, help="Total time of one submission (s).").tag(config=True)
+    probe_seconds = Float(60.0, help="Time of one hidden test (s).").tag(config=True)
+    cell_seconds = Float(120.0, help="Time of one notebook cell (s).").tag(config=True)
+    judge_memory_gib = Float(4.0, help="Memory of each grading process outside the sandbox (GiB): a bug "
+                                       "in the judge costs one submission, not the class.").tag(config=True)
+    intake_files = Integer(500, help="Files taken from one submission folder; the rest are dropped.").tag(config=True)
+    intake_mib = Float(200.0, help="Bytes taken from one submission folder (MiB).").tag(config=True)
+    intake_file_mib = Float(100.0, help="Largest single file taken (MiB).").tag(config=True)
+    intake_depth = Integer(12, help="Deepest sub-folder taken.").tag(config=True)
+    probe_result_mib = Float(32.0, help="Largest result one hidden test may send back (MiB).").tag(config=True)
+    submission_results_mib = Float(128.0, help="All results of one submission together (MiB).").tag(config=True)
+    message_mib = Float(16.0, help="Largest message the kernel may send (MiB); a larger one is refused.").tag(config=True)
+    cell_output_kib = Integer(1024, help="Outputs kept per cell (KiB); the rest is cut, and says so.").tag(config=True)
+    notebook_output_mib = Float(16.0, help="Outputs kept per graded notebook (MiB).").tag(config=True)
+
+    def limits(self) -> Limits:
+        return Limits(
+            memory_bytes=int(self.memory_gib * GiB), processes=self.processes, wall_seconds=self.wall_seconds,
+            probe_seconds=self.probe_seconds, cell_seconds=self.cell_seconds,
+            judge_memory_bytes=int(self.judge_memory_gib * GiB), intake_files=self.intake_files,
+            intake_bytes=int(self.intake_mib * MiB), intake_file_bytes=int(self.intake_file_mib * MiB),
+            intake_depth=self.intake_depth, probe_result_bytes=int(self.probe_result_mib * MiB),
+            submission_results_bytes=int(self.submission_results_mib * MiB), message_bytes=int(self.message_mib * MiB),
+            cell_output_bytes=self.cell_output_kib * KiB, notebook_output_bytes=int(self.notebook_output_mib * MiB))
+
+
+def course_config(root: Path):
+    """The traitlets config of ``<root>/nbgrader_config.py`` (empty if there is none)."""
+    from traitlets.config import Config
+    from traitlets.config.loader import PyFileConfigLoader
+
+    path = Path(root) / "nbgrader_config.py"
+    if not path.is_file():
+        return Config()
+    return PyFileConfigLoader(path.name, path=str(path.parent)).load_config()
+
+
+def limits(root: Path | None = None, config=None, **overrides) -> Limits:
+    """The course's limits: ``nbgrader_config.py`` (or ``config``), then ``overrides`` (trait names, None ignored)."""
+    if config is None:
+        config = course_config(root) if root is not None else None
+    gl = GradingLimits(config=config) if config is not None else GradingLimits()
+    for name, value in overrides.items():
+        if value is not None:
+            setattr(gl, name, value)
+    return gl.limits()
