@@ -503,6 +503,28 @@ class _NoOpCallback(L.Callback):
         pass
 
 
+def _buffered_progress_bar_class():
+    from lightning.pytorch.callbacks import TQDMProgressBar
+
+    class BufferedProgressBar(TQDMProgressBar):
+        """Lightning's TQDM bar as plain text into a discarded buffer (in a notebook the default is a widget)."""
+
+        def init_train_tqdm(self):
+            import io
+
+            from tqdm.std import tqdm
+
+            return tqdm(desc=self.train_description, leave=True, file=io.StringIO(), smoothing=0,
+                        bar_format=self.BAR_FORMAT, dynamic_ncols=False, ncols=100)
+
+    return BufferedProgressBar
+
+
+def _BufferedProgressBar(refresh_rate: int = 1):
+    """A TQDM progress bar callback that renders every ``refresh_rate`` steps into a buffer nobody reads."""
+    return _buffered_progress_bar_class()(refresh_rate=refresh_rate)
+
+
 #: The Lightning set-ups :func:`run_steps` measures, each adding one feature to the one before.
 OVERHEAD_CONFIGS = ("plain loop", "Lightning, nothing on", "+ self.log every step", "+ CSVLogger",
                     "+ 3 callbacks", "+ progress bar")
@@ -514,8 +536,8 @@ def run_steps(config: str, steps: int, batch_size: int = 16, seed: int = 0) -> f
     Configs are cumulative: ``"Lightning, nothing on"`` has no logging, logger, callbacks or progress bar;
     each next one adds ``self.log("train_loss")`` every step, a ``CSVLogger`` (temporary folder, flushed
     every 50 steps), three callbacks (two no-op ones and ``ModelCheckpoint`` at the end of training), and a
-    TQDM progress bar (its text goes to a discarded buffer, so this is a lower bound on what a terminal or
-    notebook bar costs). No validation. Writes only to a temporary folder, removed before returning.
+    TQDM progress bar refreshed every step (plain text into a discarded buffer; a notebook shows a widget instead,
+    which costs more, so this is a lower bound). No validation. Writes only to a temporary folder, removed before returning.
     """
     import contextlib
     import io
@@ -539,7 +561,7 @@ def run_steps(config: str, steps: int, batch_size: int = 16, seed: int = 0) -> f
             opt.step()
         return float(loss.detach())
     level = OVERHEAD_CONFIGS.index(config)
-    from lightning.pytorch.callbacks import ModelCheckpoint, TQDMProgressBar
+    from lightning.pytorch.callbacks import ModelCheckpoint
     from lightning.pytorch.loggers import CSVLogger
 
     with tempfile.TemporaryDirectory() as tmp, contextlib.redirect_stderr(io.StringIO()), \
@@ -553,7 +575,7 @@ def run_steps(config: str, steps: int, batch_size: int = 16, seed: int = 0) -> f
             callbacks += [_NoOpCallback(), _NoOpCallback(), ModelCheckpoint(dirpath=tmp, save_last=False)]
             kw["enable_checkpointing"] = True
         if level >= 5:
-            callbacks.append(TQDMProgressBar(refresh_rate=1))
+            callbacks.append(_BufferedProgressBar(refresh_rate=1))
             kw["enable_progress_bar"] = True
         module = _StepMLP(log_every_step=level >= 2)
         trainer = L.Trainer(**trainer_kwargs(max_epochs=-1, max_steps=steps, limit_val_batches=0,
@@ -581,3 +603,31 @@ def save_local_weights(arch: str, path: str, num_classes: int = 10, seed: int = 
         torch.set_rng_state(state)
     torch.save(model.state_dict(), path)
     return path
+
+
+def capture_transformers_log(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[Any, str]:
+    """Call ``fn(*args, **kwargs)`` and capture what the ``transformers`` logger prints meanwhile; return ``(result, text)``.
+
+    ``from_pretrained`` reports missing, unexpected and re-initialised weights through that logger (a
+    "LOAD REPORT" table in transformers 5). The text comes back with terminal colour codes removed, and is not
+    printed to stderr. If ``fn`` raises, the logger is restored and the exception propagates (its report, if
+    any, is attached to the exception as ``err.transformers_log``).
+    """
+    import io
+    import re
+
+    from transformers.utils import logging as hf_logging
+
+    root = hf_logging.get_logger("transformers")
+    buffer = io.StringIO()
+    handler = logging.StreamHandler(buffer)
+    saved = root.handlers[:]
+    root.handlers = [handler]
+    try:
+        result = fn(*args, **kwargs)
+    except Exception as err:
+        err.transformers_log = re.sub(r"\x1b\[[0-9;]*m", "", buffer.getvalue())
+        raise
+    finally:
+        root.handlers = saved
+    return result, re.sub(r"\x1b\[[0-9;]*m", "", buffer.getvalue())

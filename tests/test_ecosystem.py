@@ -384,3 +384,23 @@ def test_save_local_weights_round_trip(tmp_path):
     assert m.get_classifier().out_features == 4
     again = E.save_local_weights("vit_tiny_patch16_224", str(tmp_path / "w2.pth"), num_classes=10, seed=3, **kw)
     assert torch.equal(torch.load(again, weights_only=True)["pos_embed"], sd["pos_embed"])
+
+
+def test_capture_transformers_log(tmp_path, capsys):
+    from transformers import AutoConfig, AutoModel, AutoModelForSequenceClassification
+    from transformers.utils import logging as hf_logging
+
+    cfg = AutoConfig.for_model("bert", vocab_size=32, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                               intermediate_size=32, max_position_embeddings=16)
+    AutoModel.from_config(cfg).save_pretrained(tmp_path)
+    handlers = hf_logging.get_logger("transformers").handlers[:]
+    model, text = E.capture_transformers_log(AutoModelForSequenceClassification.from_pretrained, str(tmp_path),
+                                             num_labels=3)
+    assert model.config.num_labels == 3
+    assert "classifier.weight" in text and "\x1b[" not in text
+    assert hf_logging.get_logger("transformers").handlers == handlers
+    assert "classifier.weight" not in capsys.readouterr().err
+    with pytest.raises(ValueError) as info:
+        E.capture_transformers_log(lambda: (_ for _ in ()).throw(ValueError("boom")))
+    assert info.value.transformers_log == ""
+    assert hf_logging.get_logger("transformers").handlers == handlers

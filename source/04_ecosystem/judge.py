@@ -63,7 +63,7 @@ def judge_opt_table(opt, model):
 #       (ViT img_size/depth, ConvNeXt depths, in_chans 1 and 5), test_probe_values (weights load into it)
 #   classifier removed (a num_classes=0 timm state_dict loads strictly) ................ test_probe_values
 #   head = nn.Linear(d, num_classes), d the pooled pre-logit width ..................... test_probe_shapes
-#       (MobileNetV3: head_hidden_size 1024 != num_features 288), test_probe_frozen (trainable count)
+#       (MambaOut: head_hidden_size 256 != num_features 64), test_probe_frozen (trainable count)
 #   forward -> (B, num_classes) float logits ........................................... test_probe_shapes
 #   logits = head(backbone's own pre-logit pooling): ConvNeXt norm, ViT class token .... test_probe_values
 #   backbone frozen, head trainable, gradients reach only the head ..................... test_probe_frozen
@@ -75,10 +75,10 @@ def judge_opt_table(opt, model):
 @judge.probe("test_probe_shapes")
 def probe_probe_shapes(seed):
     g = torch.Generator().manual_seed(seed % 100003)
-    cases = [("resnet18", 7, 3, {}, 64), ("convnext_atto", 4, 3, {"depths": (1, 1, 1, 1)}, 64),
-             ("vit_tiny_patch16_224", 5, 3, {"img_size": 32, "depth": 2}, 32),
-             ("mobilenetv3_small_050", 6, 3, {}, 64), ("resnet10t", 3, 1, {}, 48),
-             ("convnext_atto", 2, 5, {"depths": (1, 1, 1, 1), "dims": (16, 32, 48, 64)}, 64)]
+    cases = [("test_resnet", 7, 3, {}, 64), ("convnext_atto", 4, 3, {"depths": (1, 1, 1, 1), "dims": (8, 16, 24, 32)}, 32),
+             ("vit_tiny_patch16_224", 5, 3, {"img_size": 32, "depth": 2, "embed_dim": 32, "num_heads": 2}, 32),
+             ("test_mambaout", 6, 3, {}, 32), ("test_resnet", 3, 1, {}, 40),
+             ("convnext_atto", 2, 5, {"depths": (1, 1, 1, 1), "dims": (16, 32, 48, 64)}, 32)]
     xs = [torch.randn(2, c, s, s, generator=g) for (_, _, c, _, s) in cases]
     out = []
     for (arch, k, c, kw, s), x in zip(cases, xs):
@@ -96,16 +96,16 @@ def _(got, ref):
         with visible() if i == 0 else nullcontext():
             C.check_tensor(g["out"], name=f"logits of {r['label']}", shape=tuple(r["out"].shape), dtype=torch.float32,
                            hint="pass in_chans and every timm_kwargs entry to timm.create_model; the head's input "
-                                "width is the pooled pre-logit width (model.head_hidden_size: MobileNetV3's is 1024, "
-                                "its num_features only 288)")
+                                "width is the pooled pre-logit width (model.head_hidden_size: MambaOut's is 256, "
+                                "its num_features only 64)")
 
 
 @judge.probe("test_probe_values")
 def probe_probe_values(seed):
     import timm
-    cases = [("resnet10t", 5, 3, {}, 48), ("convnext_atto", 4, 3, {"depths": (1, 1, 2, 1)}, 64),
-             ("vit_tiny_patch16_224", 3, 3, {"img_size": 32, "depth": 2}, 32),
-             ("mobilenetv3_small_050", 6, 2, {}, 64)]
+    cases = [("test_resnet", 5, 3, {}, 48), ("convnext_atto", 4, 3, {"depths": (1, 1, 2, 1), "dims": (8, 16, 24, 32)}, 64),
+             ("vit_tiny_patch16_224", 3, 3, {"img_size": 32, "depth": 2, "embed_dim": 32, "num_heads": 2}, 32),
+             ("test_mambaout", 6, 2, {}, 32)]
     prepared = []
     for i, (arch, k, c, kw, s) in enumerate(cases):
         torch.manual_seed(seed % 100003 + 7 * i)
@@ -123,7 +123,7 @@ def probe_probe_values(seed):
         x = torch.randn(3, c, s, s, generator=g)
         prepared.append((arch, k, c, kw, state, weight, bias, x))
     torch.manual_seed(0)
-    vis = LinearProbe("resnet18", 5).eval()
+    vis = LinearProbe("test_resnet", 5).eval()
     xv = torch.randn(3, 3, 64, 64)
     with torch.no_grad():
         visible_pair = (vis(xv), vis.head(vis.backbone.forward_head(vis.backbone.forward_features(xv), pre_logits=True)))
@@ -144,7 +144,7 @@ def probe_probe_values(seed):
 def _(got, ref):
     with visible():
         g_out, g_want = got["visible"]
-        C.check_close(g_out, g_want, name="LinearProbe('resnet18', 5) logits", rtol=1e-5, atol=1e-6,
+        C.check_close(g_out, g_want, name="LinearProbe('test_resnet', 5) logits", rtol=1e-5, atol=1e-6,
                       hint="let the backbone pool its own features: forward_head(forward_features(x), pre_logits=True)")
     for g, r in zip(got["cases"], ref["cases"]):
         C.check_close(g["logits"], r["logits"], name=f"logits of a {r['arch']} probe with given weights",
@@ -157,7 +157,7 @@ def _(got, ref):
 @judge.probe("test_probe_frozen")
 def probe_probe_frozen(seed):
     g = torch.Generator().manual_seed(seed % 100003)
-    cases = [("resnet18", 4, 64), ("resnet10t", 3, 48), ("convnext_atto", 6, 64)]
+    cases = [("test_resnet", 4, 64), ("test_resnet", 3, 32), ("convnext_atto", 6, 32)]
     xs = [torch.randn(2, 3, s, s, generator=g) for (_, _, s) in cases]
     rows = []
     for (arch, k, s), x in zip(cases, xs):
@@ -190,18 +190,18 @@ def _(got, ref):
 @judge.probe("test_probe_train_mode")
 def probe_probe_train_mode(seed):
     g = torch.Generator().manual_seed(seed % 100003)
-    x = torch.randn(4, 3, 48, 48, generator=g)
-    xc = torch.randn(3, 3, 64, 64, generator=g)
+    x = torch.randn(4, 3, 32, 32, generator=g)
+    xc = torch.randn(3, 3, 32, 32, generator=g)
 
     def training_modules(mod):
         return [n or "<backbone>" for n, m in mod.named_modules() if m.training]
 
-    p = LinearProbe("resnet18", 3)
+    p = LinearProbe("test_resnet", 3)
     ret = p.train()
     out = {"visible": {"ret_is_self": ret is p, "training": training_modules(p.backbone)[:5],
                        "probe": p.training, "head": p.head.training}}
     rows = []
-    for arch, kw, xx in (("resnet10t", {"drop_rate": 0.5}, x), ("convnext_atto", {"depths": (1, 1, 1, 1), "drop_rate": 0.5}, xc)):
+    for arch, kw, xx in (("test_resnet", {"drop_rate": 0.5}, x), ("convnext_atto", {"depths": (1, 1, 1, 1), "dims": (8, 16, 24, 32), "drop_rate": 0.5}, xc)):
         p = LinearProbe(arch, 4, **kw)
         row = {"arch": arch, "after_init": training_modules(p.backbone)[:5]}
         buffers = {n: b.clone() for n, b in p.backbone.named_buffers()}
@@ -262,7 +262,7 @@ def _(got, ref):
 #       no_weight_decay() pattern with fnmatch (ViT's 3-D pos_embed/cls_token; a wildcard);
 #       weight_decay otherwise; weight_decay=0 -> 0 everywhere .......... test_make_optimizer_decay_groups
 #   lr * head_lr_mult on model.get_classifier()'s parameters (ResNet fc, ConvNeXt head.fc
-#       but not head.norm, MobileNet classifier, non-default mult), lr elsewhere; a model
+#       but not head.norm, EfficientNet classifier, non-default mult), lr elsewhere; a model
 #       without get_classifier, and one whose classifier is Identity, has no head ... test_make_optimizer_lr
 #   frozen parameters in no group; every trainable one in exactly one (tied weights once) test_make_optimizer_frozen
 #   any number / order of groups ....................................... every verdict compares per parameter
@@ -320,8 +320,8 @@ def probe_make_optimizer_type(seed):
     import timm
     torch.manual_seed(seed % 100003)
     models = [("tiny MLP", E.tiny_mlp()),
-              ("ViT", timm.create_model("vit_tiny_patch16_224", pretrained=False, num_classes=3, img_size=32, depth=1)),
-              ("ConvNeXt", timm.create_model("convnext_atto", pretrained=False, num_classes=4, depths=(1, 1, 1, 1))),
+              ("ViT", timm.create_model("vit_tiny_patch16_224", pretrained=False, num_classes=3, img_size=32, depth=1, embed_dim=32, num_heads=2)),
+              ("ConvNeXt", timm.create_model("convnext_atto", pretrained=False, num_classes=4, depths=(1, 1, 1, 1), dims=(8, 16, 24, 32))),
               ("Conv2d+BatchNorm", torch.nn.Sequential(torch.nn.Conv2d(2, 3, 3), torch.nn.BatchNorm2d(3)))]
     out = []
     for name, m in models:
@@ -343,11 +343,11 @@ def _(got, ref):
 def probe_make_optimizer_decay(seed):
     import timm
     torch.manual_seed(seed % 100003)
-    vis = timm.create_model("vit_tiny_patch16_224", pretrained=False, num_classes=3, img_size=32, depth=1)
-    cases = [("ViT", timm.create_model("vit_tiny_patch16_224", pretrained=False, num_classes=5, img_size=32, depth=2), 2e-4, 0.3, 10.0),
-             ("ViT, weight_decay=0", timm.create_model("vit_tiny_patch16_224", pretrained=False, num_classes=5, img_size=32, depth=1), 1e-3, 0.0, 10.0),
-             ("resnet10t", timm.create_model("resnet10t", pretrained=False, num_classes=3), 1e-3, 0.05, 10.0),
-             ("ConvNeXt", timm.create_model("convnext_atto", pretrained=False, num_classes=4, depths=(1, 1, 1, 1)), 1e-3, 0.01, 3.0)]
+    vis = timm.create_model("vit_tiny_patch16_224", pretrained=False, num_classes=3, img_size=32, depth=1, embed_dim=32, num_heads=2)
+    cases = [("ViT", timm.create_model("vit_tiny_patch16_224", pretrained=False, num_classes=5, img_size=32, depth=2, embed_dim=32, num_heads=2), 2e-4, 0.3, 10.0),
+             ("ViT, weight_decay=0", timm.create_model("vit_tiny_patch16_224", pretrained=False, num_classes=5, img_size=32, depth=1, embed_dim=32, num_heads=2), 1e-3, 0.0, 10.0),
+             ("test_resnet", timm.create_model("test_resnet", pretrained=False, num_classes=3), 1e-3, 0.05, 10.0),
+             ("ConvNeXt", timm.create_model("convnext_atto", pretrained=False, num_classes=4, depths=(1, 1, 1, 1), dims=(8, 16, 24, 32)), 1e-3, 0.01, 3.0)]
     net, plain = judge_custom_nets()
     cases += [("a model with a 2-D .bias and wildcard no_weight_decay()", net, 1e-3, 0.07, 10.0),
               ("an nn.Sequential", plain, 1e-2, 0.1, 10.0)]
@@ -382,17 +382,17 @@ def probe_make_optimizer_lr(seed):
     import timm
     torch.manual_seed(seed % 100003)
     lr = 1e-4 + (seed % 97) * 1e-5
-    vis = timm.create_model("resnet10t", pretrained=False, num_classes=3)
+    vis = timm.create_model("test_resnet", pretrained=False, num_classes=3)
     net, plain = judge_custom_nets()
     cases = [("ConvNeXt, head_lr_mult=2.5", timm.create_model("convnext_atto", pretrained=False, num_classes=4,
-                                                                depths=(1, 1, 1, 1)), 2.5),
-             ("MobileNetV3 (its classifier is model.classifier), head_lr_mult=4",
-              timm.create_model("mobilenetv3_small_050", pretrained=False, num_classes=2), 4.0),
+                                                                depths=(1, 1, 1, 1), dims=(8, 16, 24, 32)), 2.5),
+             ("EfficientNet (its classifier is model.classifier), head_lr_mult=4",
+              timm.create_model("test_efficientnet", pretrained=False, num_classes=2), 4.0),
              ("ViT with num_classes=0 (no classifier)",
-              timm.create_model("vit_tiny_patch16_224", pretrained=False, num_classes=0, img_size=32, depth=1), 10.0),
+              timm.create_model("vit_tiny_patch16_224", pretrained=False, num_classes=0, img_size=32, depth=1, embed_dim=32, num_heads=2), 10.0),
              ("a model whose get_classifier() is model.classifier, head_lr_mult=1", net, 1.0),
              ("an nn.Sequential (no get_classifier)", plain, 3.0),
-             ("resnet10t, head_lr_mult=0.5", timm.create_model("resnet10t", pretrained=False, num_classes=7), 0.5)]
+             ("test_resnet, head_lr_mult=0.5", timm.create_model("test_resnet", pretrained=False, num_classes=7), 0.5)]
     out = {"visible": judge_opt_table(make_optimizer(vis, lr=0.003, weight_decay=0.1), vis), "cases": []}
     for name, m, mult in cases:
         out["cases"].append({"model": name, "t": judge_opt_table(make_optimizer(m, lr, 0.02, head_lr_mult=mult), m)})
@@ -413,7 +413,7 @@ def check_lr_tables(g, r, label):
 @probe_make_optimizer_lr.verdict
 def _(got, ref):
     with visible():
-        check_lr_tables(got["visible"], ref["visible"], "resnet10t of the visible test")
+        check_lr_tables(got["visible"], ref["visible"], "test_resnet of the visible test")
     for g, r in zip(got["cases"], ref["cases"]):
         check_lr_tables(g["t"], r["t"], r["model"])
 
@@ -423,12 +423,12 @@ def probe_make_optimizer_frozen(seed):
     import timm
     from torch import nn as _nn
     torch.manual_seed(seed % 100003)
-    vis = timm.create_model("resnet10t", pretrained=False, num_classes=3)
+    vis = timm.create_model("test_resnet", pretrained=False, num_classes=3)
     vis.conv1.requires_grad_(False)
-    vit = timm.create_model("vit_tiny_patch16_224", pretrained=False, num_classes=4, img_size=32, depth=2)
+    vit = timm.create_model("vit_tiny_patch16_224", pretrained=False, num_classes=4, img_size=32, depth=2, embed_dim=32, num_heads=2)
     vit.patch_embed.requires_grad_(False)
     vit.pos_embed.requires_grad_(False)
-    cnx = timm.create_model("convnext_atto", pretrained=False, num_classes=4, depths=(1, 1, 1, 1))
+    cnx = timm.create_model("convnext_atto", pretrained=False, num_classes=4, depths=(1, 1, 1, 1), dims=(8, 16, 24, 32))
     cnx.head.fc.requires_grad_(False)
 
     class Tied(_nn.Module):
@@ -470,192 +470,20 @@ def check_membership(g, r, label):
 @probe_make_optimizer_frozen.verdict
 def _(got, ref):
     with visible():
-        check_membership(got["visible"], ref["visible"], "resnet10t with conv1 frozen")
+        check_membership(got["visible"], ref["visible"], "test_resnet with conv1 frozen")
     for g, r in zip(got["cases"], ref["cases"]):
         check_membership(g["t"], r["t"], r["model"])
 
 
-# --- Exercise 4.3 · mix_batch ---------------------------------------------------------------------------
-# clause -> test
-#   mixed images of the input's shape, float32 targets (B, num_classes), any C, H, W .... test_mix_batch_shapes
-#   every target row sums to 1 (and is non-negative) ..................................... test_mix_batch_rows_sum_to_one
-#   smoothing floor 0.1 / num_classes ..................................................... test_mix_batch_smoothing_floor
-#   each image a mixup/cutmix of two batch images, targets mixed alike; both modes occur . test_mix_batch_targets_match_images
-#   same seed -> same result whatever the global RNG state; images and labels unchanged . test_mix_batch_deterministic
-
-@judge.probe("test_mix_batch_shapes")
-def probe_mix_shapes(seed):
-    g = torch.Generator().manual_seed(seed % 100003)
-    imgs, labs = torch.rand(6, 2, 12, 10, generator=g), torch.randint(0, 7, (6,), generator=g)
-    imgs2, labs2 = torch.rand(4, 1, 9, 9, generator=g), torch.randint(0, 3, (4,), generator=g)
-    vis = mix_batch(MIX_IMAGES.clone(), MIX_LABELS.clone(), 4, seed=0)
-    return {"visible": (list(vis) if isinstance(vis, (tuple, list)) else vis, tuple(MIX_IMAGES.shape)),
-            "cases": [(list(mix_batch(imgs.clone(), labs.clone(), 7, seed=5)), (6, 2, 12, 10), 7),
-                      (list(mix_batch(imgs2.clone(), labs2.clone(), 3, seed=seed % 1000)), (4, 1, 9, 9), 3)]}
-
-
-@probe_mix_shapes.verdict
-def _(got, ref):
-    with visible():
-        out, shape = got["visible"]
-        C.check_true(isinstance(out, list) and len(out) == 2, "mix_batch should return (images, targets)")
-        C.check_tensor(out[0], name="mixed images", shape=tuple(shape), dtype=torch.float32)
-        C.check_tensor(out[1], name="targets", shape=(8, 4), dtype=torch.float32,
-                       hint="targets are soft labels, one row of num_classes probabilities per image")
-    for (out, shape, k) in got["cases"]:
-        C.check_true(len(out) == 2, "mix_batch should return (images, targets)")
-        C.check_tensor(out[0], name=f"mixed images of a {shape} batch", shape=tuple(shape), dtype=torch.float32)
-        C.check_tensor(out[1], name=f"targets with {k} classes", shape=(shape[0], k), dtype=torch.float32,
-                       hint="one row of num_classes soft labels per image")
-
-
-@judge.probe("test_mix_batch_rows_sum_to_one")
-def probe_mix_rows(seed):
-    g = torch.Generator().manual_seed(seed % 100003 + 1)
-    cases = [(torch.rand(10, 3, 8, 8, generator=g), torch.randint(0, 9, (10,), generator=g), 9, s) for s in (3, 11)]
-    out = {"visible": mix_batch(MIX_IMAGES.clone(), MIX_LABELS.clone(), 4, seed=1)[1]}
-    out["cases"] = [mix_batch(x, y, k, seed=s)[1] for x, y, k, s in cases]
-    return out
-
-
-@probe_mix_rows.verdict
-def _(got, ref):
-    for i, t in enumerate([got["visible"]] + got["cases"]):
-        with visible() if i == 0 else nullcontext():
-            n = 8 if i == 0 else 10
-            C.check_tensor(t, name="targets", shape=(n, 4 if i == 0 else 9))
-            C.check_close(t.sum(dim=1), torch.ones(n), name="row sums of the targets", atol=1e-5, rtol=0,
-                          hint="use the targets Mixup returns: they are mixed and smoothed already")
-            C.check_true(bool((t >= 0).all()), "targets: some entries are negative")
-
-
-@judge.probe("test_mix_batch_smoothing_floor")
-def probe_mix_floor(seed):
-    g = torch.Generator().manual_seed(seed % 100003 + 2)
-    cases = [(torch.rand(8, 3, 8, 8, generator=g), torch.randint(0, k, (8,), generator=g), k, s) for k, s in ((6, 4), (10, 9))]
-    out = {"visible": mix_batch(MIX_IMAGES.clone(), MIX_LABELS.clone(), 4, seed=2)[1]}
-    out["cases"] = [(k, mix_batch(x, y, k, seed=s)[1]) for x, y, k, s in cases]
-    return out
-
-
-@probe_mix_floor.verdict
-def _(got, ref):
-    for i, (k, t) in enumerate([(4, got["visible"])] + got["cases"]):
-        with visible() if i == 0 else nullcontext():
-            C.check_tensor(t, name="targets", shape=(8, k))
-            C.check_float(float(t.min().item()), 0.1 / k, name=f"smallest target entry with {k} classes",
-                          rel=1e-4, abs_tol=1e-6, hint="label_smoothing=0.1: the floor is 0.1 / num_classes; 0 means no smoothing")
-
-
-@judge.probe("test_mix_batch_targets_match_images")
-def probe_mix_match(seed):
-    cases = []
-    for s in range(10):
-        g = torch.Generator().manual_seed(seed % 100003 + 100 + s)
-        cases.append((s, torch.rand(8, 3, 12, 12, generator=g), torch.randint(0, 5, (8,), generator=g)))
-    vis_x, _ = mix_batch(MIX_IMAGES.clone(), MIX_LABELS.clone(), 4, seed=0)
-    out = {"visible_changed": float((vis_x - MIX_IMAGES).abs().max()), "cases": []}
-    for s, imgs, labs in cases:
-        x, t = mix_batch(imgs.clone(), labs.clone(), 5, seed=s)
-        out["cases"].append({"seed": s, "imgs": imgs, "labs": labs, "x": x, "t": t})
-    return out
-
-
-def explain_mix(out, x, i):
-    """Best (partner j, lam, mode, residual) explaining out[i] as a mixup/cutmix of x[i] and x[j]."""
-    best = None
-    for j in range(x.shape[0]):
-        xi, xj, oi = x[i].double(), x[j].double(), out[i].double()
-        if j == i:
-            cand = (j, 1.0, "none", float((oi - xi).abs().max()))
-        else:
-            eq_i = (oi - xi).abs().amax(0) < 1e-6
-            eq_j = (oi - xj).abs().amax(0) < 1e-6
-            if bool((eq_i | eq_j).all()) and bool(eq_j.any()):
-                cand = (j, float(eq_i.double().mean()), "cutmix", 0.0)
-            else:
-                d = xi - xj
-                lam = float(((oi - xj) * d).sum() / (d * d).sum())
-                cand = (j, lam, "mixup", float((oi - (lam * xi + (1 - lam) * xj)).abs().max()))
-        if best is None or cand[3] < best[3]:
-            best = cand
-    return best
-
-
-@probe_mix_match.verdict
-def _(got, ref):
-    with visible():
-        C.check_true(got["visible_changed"] > 1e-3,
-                     "the images came back unchanged: they must be mixed (Mixup returns the mixed batch)")
-    modes, changed, k = set(), False, 5
-    for c in got["cases"]:
-        s, imgs, labs, x, t = c["seed"], c["imgs"], c["labs"], c["x"], c["t"]
-        C.check_tensor(x, name=f"mixed images (seed {s})", shape=(8, 3, 12, 12))
-        C.check_tensor(t, name=f"targets (seed {s})", shape=(8, k))
-        smooth = torch.full((8, k), 0.1 / k, dtype=torch.float64)
-        smooth[torch.arange(8), labs] = 1 - 0.1 + 0.1 / k
-        expected = torch.empty(8, k, dtype=torch.float64)
-        for i in range(8):
-            j, lam, mode, res = explain_mix(x, imgs, i)
-            C.check_true(res < 1e-4, f"mixed image {i} (seed {s}) is not a mixup or cutmix of two images of the "
-                                     f"batch (best residual {res:.3g})")
-            if 1e-6 < lam < 1 - 1e-6:
-                modes.add(mode)
-                changed = True
-            expected[i] = lam * smooth[i] + (1 - lam) * smooth[j]
-        C.check_close(t.double(), expected, name=f"targets (seed {s})", atol=2e-3, rtol=0,
-                      hint="each target must be lam * smooth(label_i) + (1 - lam) * smooth(label_partner), with lam the "
-                           "share of image i in the mix; one-hot or unmixed targets do not match the images")
-    C.check_true(changed, "no image was ever mixed: use Mixup's output images")
-    C.check_true("mixup" in modes and "cutmix" in modes,
-                 f"over 10 seeds only these modes occurred: {sorted(modes)}; enable both mixup_alpha and cutmix_alpha")
-
-
-@judge.probe("test_mix_batch_deterministic")
-def probe_mix_deterministic(seed):
-    import random as _random
-    import numpy as _np
-    g = torch.Generator().manual_seed(seed % 100003 + 3)
-    imgs, labs = torch.rand(6, 3, 10, 10, generator=g), torch.randint(0, 5, (6,), generator=g)
-    keep_imgs, keep_labs = imgs.clone(), labs.clone()
-    vis_before = MIX_IMAGES.clone()
-    v1 = mix_batch(MIX_IMAGES, MIX_LABELS, 4, seed=7)
-    vis_after = MIX_IMAGES.clone()
-    v2 = mix_batch(MIX_IMAGES, MIX_LABELS, 4, seed=7)
-    a = mix_batch(imgs, labs, 5, seed=123)
-    _np.random.seed(999)
-    _random.seed(999)
-    torch.manual_seed(999)
-    _ = _np.random.rand(17)
-    b = mix_batch(imgs, labs, 5, seed=123)
-    return {"visible": (vis_before, vis_after, list(v1), list(v2)),
-            "inputs": (keep_imgs, imgs, keep_labs, labs), "a": list(a), "b": list(b)}
-
-
-@probe_mix_deterministic.verdict
-def _(got, ref):
-    with visible():
-        before, after, v1, v2 = got["visible"]
-        C.check_close(after, before, name="images after mix_batch", rtol=0, atol=0,
-                      hint="timm's Mixup mixes in place: give it images.clone()")
-        C.check_close(v2[0], v1[0], name="images of a second call with the same seed", rtol=0, atol=0,
-                      hint="timm's Mixup draws from NumPy's global RNG: np.random.seed(seed)")
-        C.check_close(v2[1], v1[1], name="targets of a second call with the same seed", rtol=0, atol=0)
-    keep_imgs, imgs, keep_labs, labs = got["inputs"]
-    C.check_close(imgs, keep_imgs, name="input images after two calls", rtol=0, atol=0,
-                  hint="give Mixup a clone: it mixes in place")
-    C.check_close(labs, keep_labs, name="input labels after two calls", rtol=0, atol=0)
-    C.check_close(got["b"][0], got["a"][0], name="images, same seed after the global RNGs were reseeded", rtol=0, atol=0,
-                  hint="seed NumPy's global RNG (which Mixup uses) from `seed` inside mix_batch")
-    C.check_close(got["b"][1], got["a"][1], name="targets, same seed after the global RNGs were reseeded", rtol=0, atol=0)
-
-
-# --- Exercise 4.4 · load_checkpoint_flexible ---------------------------------------------------------------
+# --- Exercise 4.3 · load_checkpoint_flexible ---------------------------------------------------------------
 # clause -> test
 #   plain state_dict (any key order) .................................... test_load_plain
 #   DDP module. prefix ................................................... test_load_ddp
 #   checkpoint["state_dict"] if it is a dict, other top-level entries ignored; real
 #       Lightning checkpoints (Trainer.save_checkpoint) ................. test_load_lightning
+#   strip only UNTIL the key names an entry: a key that already names one is kept (a
+#       LightningModule's own model.0.weight; a DDP-wrapped LightningModule loses
+#       module. only) ................................................... test_load_lightning, test_load_unseen_formats
 #   skip tensors whose shape differs; report them as skipped (and missing) ... test_load_head_mismatch
 #   module./model. prefixes in any combination; other architectures; missing = every model
 #       key not loaded (a checkpoint without the last layer, one without BatchNorm's
@@ -705,8 +533,8 @@ def probe_load_plain(seed):
     sd = {k: v.clone() for k, v in src.state_dict().items()}
     reversed_sd = dict(reversed(list(sd.items())))
     make_seq = lambda: _nn.Sequential(_nn.Conv2d(3, 4, 3), _nn.BatchNorm2d(4), _nn.Flatten(), _nn.Linear(4 * 6 * 6, 3))
-    make_r10 = lambda: timm.create_model("resnet10t", pretrained=False, num_classes=6)
-    return [judge_load_case(make_r10, dict(CKPT_PLAIN), "plain resnet10t state_dict of the visible test"),
+    make_r10 = lambda: timm.create_model("test_resnet", pretrained=False, num_classes=6)
+    return [judge_load_case(make_r10, dict(CKPT_PLAIN), "plain test_resnet state_dict of the visible test"),
             judge_load_case(make_seq, reversed_sd, "plain state_dict of an nn.Sequential, keys in reverse order")]
 
 
@@ -721,12 +549,12 @@ def _(got, ref):
 def probe_load_ddp(seed):
     import timm
     torch.manual_seed(seed % 100003 + 51)
-    src = timm.create_model("mobilenetv3_small_050", pretrained=False, num_classes=3)
+    src = timm.create_model("test_efficientnet", pretrained=False, num_classes=3)
     sd = {"module." + k: v.clone() for k, v in src.state_dict().items()}
-    return [judge_load_case(lambda: timm.create_model("resnet10t", pretrained=False, num_classes=6),
+    return [judge_load_case(lambda: timm.create_model("test_resnet", pretrained=False, num_classes=6),
                             {"module." + k: v for k, v in CKPT_PLAIN.items()}, "DDP state_dict of the visible test"),
-            judge_load_case(lambda: timm.create_model("mobilenetv3_small_050", pretrained=False, num_classes=3), sd,
-                            "DDP state_dict of a MobileNetV3")]
+            judge_load_case(lambda: timm.create_model("test_efficientnet", pretrained=False, num_classes=3), sd,
+                            "DDP state_dict of an EfficientNet")]
 
 
 @probe_load_ddp.verdict
@@ -738,40 +566,40 @@ def _(got, ref):
 
 @judge.probe("test_load_lightning")
 def probe_load_lightning(seed):
-    import os as _os
-    import tempfile as _tempfile
     import timm
     torch.manual_seed(seed % 100003 + 52)
     src = E.tiny_mlp(5, 4, hidden=7)
-    g = torch.Generator().manual_seed(seed % 100003)
-    loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.randn(8, 5, generator=g),
-                                                                        torch.randint(0, 4, (8,), generator=g)), batch_size=8)
-    with _tempfile.TemporaryDirectory() as d:
-        real = E.lightning_checkpoint(src, loader, _os.path.join(d, "mlp.ckpt"))
-    real["hyper_parameters"] = {"lr": 0.01, "note": "not a tensor"}
-    return [judge_load_case(lambda: timm.create_model("resnet10t", pretrained=False, num_classes=6), CKPT_LIGHTNING,
-                            "Lightning checkpoint of the visible test"),
-            judge_load_case(lambda: E.tiny_mlp(5, 4, hidden=7), real, "real Lightning checkpoint of an MLP")]
+    # a real Lightning checkpoint's top level (epoch, optimizer_states, loops, ...) around this MLP's weights
+    real = dict(CKPT_LIGHTNING, state_dict={"model." + k: v.clone() for k, v in src.state_dict().items()},
+                hyper_parameters={"lr": 0.01, "note": "not a tensor"})
+    make_r = lambda: timm.create_model("test_resnet", pretrained=False, num_classes=6)
+    return [judge_load_case(make_r, CKPT_LIGHTNING, "Lightning checkpoint of the visible test"),
+            judge_load_case(lambda: E.DemoLitClassifier(make_r()), CKPT_LIGHTNING,
+                            "Lightning checkpoint into its own LightningModule (visible test)"),
+            judge_load_case(lambda: E.tiny_mlp(5, 4, hidden=7), real, "Lightning checkpoint of an MLP"),
+            judge_load_case(lambda: E.DemoLitClassifier(E.tiny_mlp(5, 4, hidden=7)), real,
+                            "Lightning checkpoint of an MLP into its own LightningModule (keys model.0.weight, ...)")]
 
 
 @probe_load_lightning.verdict
 def _(got, ref):
     for i, (g, r) in enumerate(zip(got, ref)):
-        with visible() if i == 0 else nullcontext():
-            check_load_case(g, r, hint="use checkpoint['state_dict'] when it is a dict, and strip the 'model.' prefix "
-                                       "(the LightningModule's attribute name)")
+        with visible() if i < 2 else nullcontext():
+            check_load_case(g, r, hint="use checkpoint['state_dict'] when it is a dict, and strip 'model.' (the "
+                                       "LightningModule's attribute name) only while the key names no entry of the "
+                                       "model: a LightningModule's own keys are model.<...>")
 
 
 @judge.probe("test_load_head_mismatch")
 def probe_load_head(seed):
     import timm
     torch.manual_seed(seed % 100003 + 53)
-    src = timm.create_model("convnext_atto", pretrained=False, num_classes=9, depths=(1, 1, 1, 1))
+    src = timm.create_model("convnext_atto", pretrained=False, num_classes=9, depths=(1, 1, 1, 1), dims=(8, 16, 24, 32))
     sd = {k: v.clone() for k, v in src.state_dict().items()}
-    return [judge_load_case(lambda: timm.create_model("resnet10t", pretrained=False, num_classes=2), dict(CKPT_PLAIN),
-                            "6-class checkpoint in a 2-class resnet10t (visible test)"),
+    return [judge_load_case(lambda: timm.create_model("test_resnet", pretrained=False, num_classes=2), dict(CKPT_PLAIN),
+                            "6-class checkpoint in a 2-class test_resnet (visible test)"),
             judge_load_case(lambda: timm.create_model("convnext_atto", pretrained=False, num_classes=5,
-                                                      depths=(1, 1, 1, 1)), sd, "9-class ConvNeXt into 5 classes")]
+                                                      depths=(1, 1, 1, 1), dims=(8, 16, 24, 32)), sd, "9-class ConvNeXt into 5 classes")]
 
 
 @probe_load_head.verdict
@@ -786,7 +614,7 @@ def probe_load_unseen(seed):
     import timm
     from torch import nn as _nn
     torch.manual_seed(seed % 100003 + 54)
-    vit = timm.create_model("vit_tiny_patch16_224", pretrained=False, num_classes=7, img_size=32, depth=2)
+    vit = timm.create_model("vit_tiny_patch16_224", pretrained=False, num_classes=7, img_size=32, depth=2, embed_dim=32, num_heads=2)
     vit_ckpt = {"epoch": 9, "state_dict": {"module.model." + k: v.clone() for k, v in vit.state_dict().items()}}
     mlp = E.tiny_mlp(6, 2, hidden=9)
     partial = {"module." + k: v.clone() for k, v in mlp.state_dict().items() if not k.startswith("2.")}
@@ -796,13 +624,16 @@ def probe_load_unseen(seed):
         bn[1].running_var.uniform_(0.5, 2.0)
         bn[4].running_mean.uniform_(-1, 1)
     old_style = {"model." + k: v.clone() for k, v in bn.state_dict().items() if not k.endswith("num_batches_tracked")}
-    return [judge_load_case(lambda: timm.create_model("resnet10t", pretrained=False, num_classes=6),
+    return [judge_load_case(lambda: timm.create_model("test_resnet", pretrained=False, num_classes=6),
                             {"state_dict": {"model.module." + k: v for k, v in CKPT_PLAIN.items()}},
                             "Lightning checkpoint of a DDP model (visible test)"),
             judge_load_case(lambda: timm.create_model("vit_tiny_patch16_224", pretrained=False, num_classes=3,
-                                                      img_size=32, depth=2), vit_ckpt, "DDP-in-Lightning ViT with a new head"),
+                                                      img_size=32, depth=2, embed_dim=32, num_heads=2), vit_ckpt, "DDP-in-Lightning ViT with a new head"),
             judge_load_case(lambda: E.tiny_mlp(6, 2, hidden=9), partial, "checkpoint without the last layer"),
-            judge_load_case(make_bn, old_style, "checkpoint without BatchNorm's num_batches_tracked (a plain dict)")]
+            judge_load_case(make_bn, old_style, "checkpoint without BatchNorm's num_batches_tracked (a plain dict)"),
+            judge_load_case(lambda: E.DemoLitClassifier(E.tiny_mlp(6, 2, hidden=9)),
+                            {"module.model." + k: v.clone() for k, v in mlp.state_dict().items()},
+                            "DDP state_dict of a LightningModule, into the LightningModule (strip module. only)")]
 
 
 @probe_load_unseen.verdict
@@ -835,7 +666,7 @@ def probe_load_contract(seed):
             raised = (type(err).__name__, str(err)[:200])
         return {"raised": raised, "unchanged": judge_state_digest(model) == before}
 
-    make_r10 = lambda: timm.create_model("resnet10t", pretrained=False, num_classes=6)
+    make_r10 = lambda: timm.create_model("test_resnet", pretrained=False, num_classes=6)
     out = {"visible_error": attempt(dict(CKPT_PLAIN, **{"module.extra_head.weight": torch.zeros(2, 2)}), make_r10),
            "visible_extra": judge_load_case(make_r10, dict(CKPT_PLAIN, epoch=3, note="best"),
                                             "state_dict with an 'epoch' and a 'note' entry (visible test)")}
@@ -889,241 +720,298 @@ def _(got, ref):
                  hint="build a new dict of cleaned keys; do not pop, rename or replace entries of the caller's checkpoint")
 
 
-# --- Exercise 4.5 · LitClassifier ----------------------------------------------------------------------------
+# --- Exercise 4.4 · FineTuner and fine_tune (the capstone) ------------------------------------------------------
 # clause -> test
-#   __init__ builds E.tiny_mlp(in_features, num_classes) ............ every probe (weights are loaded into it)
-#   hyperparameters in self.hparams and in checkpoints; load_from_checkpoint(path) alone
-#       rebuilds hparams and weights .................................... test_lit_checkpoint
-#   training_step: label-smoothed CE of self(x), logged train_loss, returned with its
-#       graph, no backward ............................................. test_lit_training_step, test_lit_fit_accuracy
-#   validation_step: val_loss = plain CE, val_acc = fraction ......... test_lit_logged_keys
-#   predict_step: softmax probabilities of batch[0] (also through trainer.predict) .. test_lit_predict
-#   configure_optimizers: over self.parameters(), lr = the lr argument ... test_lit_configure_optimizers
-#   Trainer.fit on separable data reaches val_acc >= 0.9 .............. test_lit_fit_accuracy
+#   save_hyperparameters of every argument, timm_kwargs included ......... test_capstone_build (hparams vs ref),
+#       test_capstone_fit (the checkpoint's hyper_parameters; load_from_checkpoint alone rebuilds the module)
+#   self.model = timm arch from the file, new num_classes head, timm_kwargs passed on; every
+#       tensor of the file but the classifier loaded .......................... test_capstone_build (ViT, ConvNeXt)
+#   forward: normalise [0, 1] images with the model's own data config (ViT 0.5, ConvNeXt ImageNet),
+#       return self.model's logits ........................................... test_capstone_build (head set by the probe)
+#   training_step: SoftTargetCrossEntropy of self(mixed) vs E.LocalMixup(num_classes, seed=mix_seed)'s
+#       soft targets, one mixer per module (its generator advances between steps), returned with its
+#       graph, no backward, global RNGs untouched ............................ test_capstone_training_step
+#   configure_optimizers: AdamW over self.model's parameters, lr, weight_decay except ndim <= 1,
+#       .bias, no_weight_decay() names (and a model without that method) ... test_capstone_optimizer
+#   fine_tune: bf16-mixed, exactly max_steps steps, checkpoint at ckpt_path (global_step, hparams,
+#       optimizer groups from configure_optimizers, the trained weights), a NEW FineTuner from
+#       load_from_checkpoint in eval mode with those weights, val_loss / val_acc of its float32 logits
+#       as Python floats ...................................................... test_capstone_fit
+#   never an accuracy threshold: every value is compared with the reference's or recomputed by the probe
 
 @judge.shared
-def judge_fit_lit(seed, epochs=5, dim=8, classes=3, lr=0.1, label_smoothing=0.0):
-    """Train a fresh LitClassifier with a quiet CPU Trainer; return (module, trainer, X_val, y_val)."""
-    import lightning as _L
-    X, y = E.make_separable(480, dim=dim, num_classes=classes, seed=seed)
-    tl = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(X[:320], y[:320]), batch_size=32, shuffle=True)
-    vl = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(X[320:], y[320:]), batch_size=160)
-    torch.manual_seed(seed)
-    lit = LitClassifier(dim, classes, lr=lr, label_smoothing=label_smoothing)
-    trainer = _L.Trainer(**E.trainer_kwargs(max_epochs=epochs))
-    trainer.fit(lit, tl, vl)
-    return lit, trainer, X[320:], y[320:]
-
-
-@judge.shared
-def judge_fixed_mlp_state(dim, classes, seed):
-    """A deterministic state_dict for E.tiny_mlp(dim, classes) (hidden 32), from its own generator."""
-    g = torch.Generator().manual_seed(seed)
-    return {"0.weight": 0.5 * torch.randn(32, dim, generator=g), "0.bias": 0.1 * torch.randn(32, generator=g),
-            "2.weight": 0.5 * torch.randn(classes, 32, generator=g), "2.bias": 0.1 * torch.randn(classes, generator=g)}
-
-
-@judge.probe("test_lit_training_step")
-def probe_lit_training_step(seed):
-    import torch.nn.functional as _F
-    g = torch.Generator().manual_seed(seed % 100003 + 60)
-    cases = [(5, 4, 0.25, torch.randn(12, 5, generator=g), torch.randint(0, 4, (12,), generator=g)),
-             (3, 2, 0.0, torch.randn(7, 3, generator=g), torch.randint(0, 2, (7,), generator=g))]
-    states = [judge_fixed_mlp_state(d, k, seed % 1000 + i) for i, (d, k, _, _, _) in enumerate(cases)]
-    torch.manual_seed(0)
-    lit = LitClassifier(8, 3, label_smoothing=0.1)
-    xv, yv = E.make_separable(16, 8, 3, seed=1)
-    loss = lit.training_step((xv, yv), 0)
-    with torch.no_grad():
-        want = _F.cross_entropy(lit(xv), yv, label_smoothing=0.1)
-    out = {"visible": {"loss": loss, "has_graph": getattr(loss, "grad_fn", None) is not None, "want": want,
-                       "grads": [p.grad is not None for p in lit.parameters()]}, "cases": []}
-    for (d, k, s, x, y), st in zip(cases, states):
-        lit = LitClassifier(d, k, label_smoothing=s)
-        lit.model.load_state_dict(st)
-        loss = lit.training_step((x, y), 3)
-        out["cases"].append({"ls": s, "loss": loss, "has_graph": getattr(loss, "grad_fn", None) is not None,
-                             "grads": [p.grad is not None for p in lit.parameters()]})
-    return out
-
-
-@probe_lit_training_step.verdict
-def _(got, ref):
-    with visible():
-        v = got["visible"]
-        C.check_tensor(v["loss"], name="training_step's return value", shape=(),
-                       hint="return the loss tensor: Lightning calls backward() on what training_step returns")
-        C.check_true(v["has_graph"] is True, "the returned loss has no grad_fn: do not .item() or .detach() it")
-        C.check_close(v["loss"], v["want"], name="training_step loss (label_smoothing=0.1)",
-                      hint="mean cross-entropy of self(x) against y, with label_smoothing=self.hparams.label_smoothing")
-        C.check_true(not any(v["grads"]), "after training_step the parameters already have .grad: training_step must "
-                                          "not call backward(); Lightning calls it")
-    for g, r in zip(got["cases"], ref["cases"]):
-        C.check_tensor(g["loss"], name=f"training_step's return value (label_smoothing={r['ls']})", shape=())
-        C.check_true(g["has_graph"] is True, "the returned loss has no grad_fn")
-        C.check_close(g["loss"], r["loss"], name=f"training_step loss with label_smoothing={r['ls']}", rtol=1e-5, atol=1e-6,
-                      hint="F.cross_entropy(self(x), y, label_smoothing=...) with the module's own label_smoothing")
-        C.check_true(not any(g["grads"]), "training_step must not call backward()")
-
-
-@judge.probe("test_lit_configure_optimizers")
-def probe_lit_configure_optimizers(seed):
-    def unwrap(opt):
-        if type(opt) is dict:
-            opt = opt.get("optimizer")
-        if type(opt) in (list, tuple):
-            opt = opt[0][0] if opt and type(opt[0]) in (list, tuple) else (opt[0] if opt else None)
-        return opt
-
-    out = []
-    for d, k, lr in ((8, 3, 0.037), (4, 2, 0.0123), (6, 5, 0.2 + (seed % 7) / 100)):
-        lit = LitClassifier(d, k, lr=lr)
-        opt = unwrap(lit.configure_optimizers())
-        if not isinstance(opt, torch.optim.Optimizer):
-            out.append({"lr": lr, "type": type(opt).__name__, "ok_type": False})
-            continue
-        ids = sorted(id(p) for grp in opt.param_groups for p in grp["params"])
-        out.append({"lr": lr, "type": type(opt).__name__, "ok_type": True,
-                    "same_params": ids == sorted(id(p) for p in lit.parameters()),
-                    "lrs": [float(grp["lr"]) for grp in opt.param_groups]})
-    return out
-
-
-@probe_lit_configure_optimizers.verdict
-def _(got, ref):
-    for i, g in enumerate(got):
-        with visible() if i == 0 else nullcontext():
-            C.check_true(g["ok_type"] is True, f"configure_optimizers() returned {g['type']}, not a torch.optim.Optimizer")
-            C.check_true(g["same_params"] is True, "the optimizer must hold self.parameters(), each once")
-            for lr in g["lrs"]:
-                C.check_float(lr, g["lr"], name=f"optimizer lr (LitClassifier(lr={g['lr']}))",
-                              hint="use the lr argument (self.hparams.lr)")
-
-
-@judge.probe("test_lit_fit_accuracy")
-def probe_lit_fit_accuracy(seed):
-    out = []
-    for s, kw in ((0, {}), (7 + seed % 50, dict(epochs=5, dim=6, classes=4))):
-        lit, trainer, xv, yv = judge_fit_lit(seed=s, **kw)
-        out.append({"seed": s, "acc": E.accuracy(lit, xv, yv)})
-    return out
-
-
-@probe_lit_fit_accuracy.verdict
-def _(got, ref):
-    for i, g in enumerate(got):
-        with visible() if i == 0 else nullcontext():
-            C.check_true(type(g["acc"]) is float and g["acc"] >= 0.9,
-                         f"validation accuracy after 5 epochs (data seed {g['seed']}) is {g['acc']}, expected >= 0.9",
-                         hint="training_step must return the loss (None means: skip this batch), and must not call backward()")
-
-
-@judge.probe("test_lit_logged_keys")
-def probe_lit_logged(seed):
-    import torch.nn.functional as _F
-    out = []
-    for s, kw in ((2, dict(epochs=2)), (9 + seed % 40, dict(epochs=1, dim=5, classes=3, lr=0.05, label_smoothing=0.3))):
-        lit, trainer, xv, yv = judge_fit_lit(seed=s, **kw)
-        metrics = {str(k): float(v) for k, v in trainer.callback_metrics.items()}
-        lit.eval()
-        with torch.no_grad():
-            logits = lit(xv)
-        out.append({"seed": s, "metrics": metrics, "acc": float((logits.argmax(1) == yv).float().mean()),
-                    "ce": float(_F.cross_entropy(logits, yv))})
-    return out
-
-
-@probe_lit_logged.verdict
-def _(got, ref):
-    for i, g in enumerate(got):
-        with visible() if i == 0 else nullcontext():
-            keys = sorted(g["metrics"])
-            C.check_true(all(k in keys for k in ("train_loss", "val_loss", "val_acc")),
-                         f"logged keys are {keys}; expected 'train_loss', 'val_loss' and 'val_acc'",
-                         hint='self.log("val_acc", acc) in validation_step')
-            C.check_float(g["metrics"]["val_acc"], g["acc"], name="logged val_acc", rel=1e-4, abs_tol=1e-4,
-                          hint="log the fraction of correct predictions (0..1), not a percentage or a count")
-            C.check_float(g["metrics"]["val_loss"], g["ce"], name="logged val_loss", rel=1e-4, abs_tol=1e-5,
-                          hint="val_loss is the plain cross-entropy of self(x) against y, without label smoothing")
-
-
-@judge.probe("test_lit_checkpoint")
-def probe_lit_checkpoint(seed):
+def judge_cap_weights(seed, arch, num_classes, **kw):
+    """Write local weights for `arch` (seeded) into a fresh temporary folder; return the file's path."""
     import os as _os
     import tempfile as _tempfile
-    import lightning as _L
-    from lightning.pytorch.callbacks import ModelCheckpoint as _MC
+    folder = _tempfile.mkdtemp(prefix="judge-cap-")
+    return E.save_local_weights(arch, _os.path.join(folder, "w.pth"), num_classes=num_classes, seed=seed, **kw)
+
+
+@judge.shared
+def judge_cap_optimizer(result):
+    """The optimizer inside what configure_optimizers returned (an optimizer, a list or a dict), or the object itself."""
+    if type(result) is dict:
+        result = result.get("optimizer")
+    if type(result) in (list, tuple) and result:
+        result = result[0][0] if type(result[0]) in (list, tuple) else result[0]
+    return result
+
+
+@judge.shared
+def judge_plain(value):
+    """Hyperparameter values as plain data (str for anything that is not a number, string, bool or tuple of those)."""
+    if isinstance(value, (bool, int, float, str)) or value is None:
+        return value
+    if isinstance(value, (list, tuple)):
+        return [judge_plain(v) for v in value]
+    return repr(value)
+
+
+@judge.probe("test_capstone_build")
+def probe_capstone_build(seed):
+    import shutil as _shutil
+    s = seed % 100003
+    cnx_kw = {"depths": (1, 1, 1, 1), "dims": (8, 16, 24, 32)}
+    vit_kw = dict(img_size=16, patch_size=8, depth=1, embed_dim=24, num_heads=2)
+    cases = [("visible", CAP_WEIGHTS, CAP_ARCH, 4, dict(CAP_KW), 16),
+             ("ConvNeXt (ImageNet mean/std)", judge_cap_weights(s + 1, "convnext_atto", 10, **cnx_kw), "convnext_atto", 3,
+              cnx_kw, 32),
+             ("ViT with 7 classes", judge_cap_weights(s + 2, "vit_tiny_patch16_224", 10, **vit_kw), "vit_tiny_patch16_224", 7,
+              vit_kw, 16)]
+    g = torch.Generator().manual_seed(s)
     out = []
-    with _tempfile.TemporaryDirectory() as d:
-        lit, trainer, _, _ = judge_fit_lit(seed=3, epochs=1, dim=5, classes=4, lr=0.05, label_smoothing=0.2)
-        path = _os.path.join(d, "lit.ckpt")
-        trainer.save_checkpoint(path)
-        back = LitClassifier.load_from_checkpoint(path)
-        out.append({"hp": {k: back.hparams.get(k) for k in ("in_features", "num_classes", "lr", "label_smoothing")},
-                    "before": {k: v.clone() for k, v in lit.state_dict().items()}, "after": dict(back.state_dict())})
-        # a checkpoint written by the ModelCheckpoint callback, with other hyperparameters
-        X, y = E.make_separable(200, dim=3, num_classes=2, seed=seed % 1000)
-        tl = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(X[:160], y[:160]), batch_size=40)
-        vl = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(X[160:], y[160:]), batch_size=40)
-        torch.manual_seed(seed % 1000)
-        lit = LitClassifier(3, 2, lr=0.02, label_smoothing=0.05)
-        cb = _MC(dirpath=d, monitor="val_loss", mode="min", save_top_k=1, filename="best")
-        trainer = _L.Trainer(**E.trainer_kwargs(max_epochs=1, enable_checkpointing=True, callbacks=[cb]))
-        trainer.fit(lit, tl, vl)
-        back = LitClassifier.load_from_checkpoint(cb.best_model_path)
-        out.append({"hp": {k: back.hparams.get(k) for k in ("in_features", "num_classes", "lr", "label_smoothing")},
-                    "before": {k: v.clone() for k, v in lit.state_dict().items()}, "after": dict(back.state_dict())})
+    for label, path, arch, k, kw, size in cases:
+        x = torch.rand(3, 3, size, size, generator=g)
+        file = torch.load(path, weights_only=True)
+        torch.manual_seed(s + 5)
+        ft = FineTuner(path, arch, k, **kw)
+        own = ft.model.state_dict()
+        head = ft.model.get_classifier()
+        head_keys = {n for n, p in ft.model.named_parameters() if any(p is q for q in head.parameters())}
+        body = [n for n in file if n in own and n not in head_keys]
+        not_loaded = [n for n in body if not torch.equal(own[n], file[n])]
+        w = 0.2 * torch.randn(head.weight.shape, generator=g)
+        b = 0.1 * torch.randn(head.bias.shape, generator=g)
+        with torch.no_grad():
+            head.weight.copy_(w)
+            head.bias.copy_(b)
+            logits = ft.eval()(x)
+        hp = {str(key): judge_plain(v) for key, v in dict(ft.hparams).items()}
+        if label == "visible":
+            hp["weights"] = "<CAP_WEIGHTS>" if hp.get("weights") == CAP_WEIGHTS else hp.get("weights")
+        else:
+            hp["weights"] = "<file>" if hp.get("weights") == path else hp.get("weights")
+            _shutil.rmtree(path.rsplit("/", 1)[0], ignore_errors=True)
+        out.append({"label": label, "head_shape": tuple(head.weight.shape), "n_body": len(body),
+                    "not_loaded": not_loaded[:5], "n_not_loaded": len(not_loaded), "logits": logits, "hparams": hp})
     return out
 
 
-@probe_lit_checkpoint.verdict
+@probe_capstone_build.verdict
 def _(got, ref):
     for i, (g, r) in enumerate(zip(got, ref)):
+        label = r["label"]
         with visible() if i == 0 else nullcontext():
-            C.check_equal(g["hp"], r["hp"], name="hyperparameters of the module rebuilt by load_from_checkpoint",
-                          hint="call self.save_hyperparameters() in __init__: load_from_checkpoint then passes them back")
-            C.check_equal(sorted(g["after"]), sorted(g["before"]), name="state_dict keys of the reloaded module")
-            for k, v in g["before"].items():
-                C.check_close(g["after"][k], v, name=f"reloaded {k}", rtol=0, atol=0)
+            C.check_equal(tuple(g["head_shape"]), tuple(r["head_shape"]), name=f"{label}: the new head's weight shape",
+                          hint="num_classes=num_classes in timm.create_model: a new head, the file's head dropped")
+            C.check_true(g["n_not_loaded"] == 0 and g["n_body"] == r["n_body"],
+                         f"{label}: {g['n_not_loaded']} tensors of the file were not loaded into self.model, e.g. "
+                         f"{g['not_loaded']}", hint="pretrained=True, pretrained_cfg_overlay=dict(file=weights) loads "
+                                                    "every tensor but the classifier (pretrained=False loads nothing)")
+            C.check_close(g["logits"], r["logits"], name=f"{label}: FineTuner(images) logits (head set by the test)",
+                          rtol=1e-4, atol=1e-5,
+                          hint="normalise with the mean and std of resolve_model_data_config(self.model) (0.5 for this "
+                               "ViT, ImageNet's for a ConvNeXt), then return self.model(...)")
+            C.check_equal(g["hparams"], r["hparams"], name=f"{label}: self.hparams",
+                          hint="self.save_hyperparameters() first in __init__ records every argument, **timm_kwargs too")
 
 
-@judge.probe("test_lit_predict")
-def probe_lit_predict(seed):
-    import lightning as _L
-    g = torch.Generator().manual_seed(seed % 100003 + 61)
-    X = torch.randn(10, 5, generator=g)
-    x1 = torch.randn(4, 5, generator=g)
-    st = judge_fixed_mlp_state(5, 4, seed % 1000)
-    torch.manual_seed(0)
-    vis = LitClassifier(8, 3).eval()
-    xv = torch.randn(6, 8)
-    with torch.no_grad():
-        p = vis.predict_step([xv], 0)
-        want = torch.softmax(vis(xv), dim=1)
-    out = {"visible": (p, want)}
-    lit = LitClassifier(5, 4)
-    lit.model.load_state_dict(st)
-    lit.eval()
-    with torch.no_grad():
-        out["direct"] = lit.predict_step((x1, torch.zeros(4, dtype=torch.long)), 0)
-    trainer = _L.Trainer(**E.trainer_kwargs(max_epochs=1))
-    preds = trainer.predict(lit, torch.utils.data.DataLoader(torch.utils.data.TensorDataset(X), batch_size=4))
-    out["trainer"] = list(preds) if isinstance(preds, list) else preds
+@judge.probe("test_capstone_optimizer")
+def probe_capstone_optimizer(seed):
+    import shutil as _shutil
+    s = seed % 100003
+    cnx_kw = {"depths": (1, 1, 1, 1), "dims": (8, 16, 24, 32)}
+    path = judge_cap_weights(s + 3, "convnext_atto", 10, **cnx_kw)
+    lr = 1e-4 * (1 + s % 50)
+    cases = [("visible", FineTuner(CAP_WEIGHTS, CAP_ARCH, 4, lr=3e-3, weight_decay=0.2, **CAP_KW)),
+             ("ViT, other lr and weight_decay", FineTuner(CAP_WEIGHTS, CAP_ARCH, 5, lr=lr, weight_decay=0.07, **CAP_KW)),
+             ("ConvNeXt (no no_weight_decay method)", FineTuner(path, "convnext_atto", 3, lr=lr, weight_decay=0.11, **cnx_kw))]
+    _shutil.rmtree(path.rsplit("/", 1)[0], ignore_errors=True)
+    out = []
+    for label, ft in cases:
+        opt = judge_cap_optimizer(ft.configure_optimizers())
+        t = judge_opt_table(opt, ft.model)
+        extra = {id(p) for p in ft.parameters()} - {id(p) for p in ft.model.parameters()}
+        out.append({"label": label, "t": t, "extra_params": len(extra)})
     return out
 
 
-@probe_lit_predict.verdict
+@probe_capstone_optimizer.verdict
 def _(got, ref):
-    with visible():
-        p, want = got["visible"]
-        C.check_tensor(p, name="predict_step([x], 0)", shape=(6, 3), dtype=torch.float32,
-                       hint="return probabilities for every row of batch[0]")
-        C.check_close(p, want, name="predicted probabilities", rtol=1e-5, atol=1e-6,
-                      hint="softmax over the class dimension (dim=1) of self(batch[0])")
-    C.check_close(got["direct"], ref["direct"], name="predict_step on an (x, y) batch", rtol=1e-5, atol=1e-6,
-                  hint="use batch[0] whatever else the batch holds; return softmax(self(x), dim=1)")
-    C.check_true(isinstance(got["trainer"], list) and len(got["trainer"]) == len(ref["trainer"]),
-                 f"trainer.predict should return one result per batch ({len(ref['trainer'])} batches)")
-    for i, (g, r) in enumerate(zip(got["trainer"], ref["trainer"])):
-        C.check_close(g, r, name=f"trainer.predict, batch {i} (a DataLoader over TensorDataset(X))", rtol=1e-5, atol=1e-6,
-                      hint="a TensorDataset(X) batch is [x]: predict_step must work with batch[0]")
+    for i, (g, r) in enumerate(zip(got, ref)):
+        label = r["label"]
+        with visible() if i == 0 else nullcontext():
+            C.check_true(g["t"].get("is_adamw") is True, f"{label}: configure_optimizers gave {g['t']['type']}, "
+                         "expected torch.optim.AdamW", hint="timm.optim.create_optimizer_v2(self.model, opt='adamw', ...)")
+            for name, (r_wd, r_lr, _) in r["t"]["table"].items():
+                g_wd, g_lr, g_n = g["t"]["table"].get(name, (None, None, 0))
+                C.check_equal(g_n, 1, name=f"{label}: number of parameter groups holding model.{name}",
+                              hint="every parameter of self.model, exactly once")
+                C.check_float(float(g_wd), r_wd, name=f"{label}: weight_decay of model.{name}", rel=1e-9, abs_tol=0.0,
+                              hint="0 for ndim <= 1, names ending in .bias and self.model.no_weight_decay()'s names; "
+                                   "weight_decay for the rest")
+                C.check_float(float(g_lr), r_lr, name=f"{label}: lr of model.{name}", rel=1e-9, abs_tol=0.0,
+                              hint="lr = self.hparams.lr for every group")
+
+
+@judge.probe("test_capstone_training_step")
+def probe_capstone_training_step(seed):
+    from timm.loss import SoftTargetCrossEntropy
+    s = seed % 100003
+    g = torch.Generator().manual_seed(s)
+    images, labels = E.make_images(12, size=16, num_classes=3, seed=s % 1000)
+    order = torch.randperm(12, generator=g)
+    batches = [(images[order[:6]], labels[order[:6]]), (images[order[6:]], labels[order[6:]])]
+    out = {}
+    cases = [("visible", 4, 3, [(CAP_IMAGES[:8], CAP_LABELS[:8])]),
+             ("3 classes, mix_seed from the test, two steps", 3, s % 997, batches)]
+    for label, k, mix_seed, data in cases:
+        torch.manual_seed(s + 11)
+        ft = FineTuner(CAP_WEIGHTS, CAP_ARCH, k, mix_seed=mix_seed, **CAP_KW)
+        state = {n: v.clone() for n, v in ft.state_dict().items()}
+        rows = []
+        for step, (x, y) in enumerate(data):
+            before = E.global_rng_fingerprint()
+            loss = ft.training_step((x.clone(), y.clone()), step)
+            rng_same = E.global_rng_fingerprint() == before
+            is_tensor = isinstance(loss, torch.Tensor)
+            rows.append({"is_tensor": is_tensor, "shape": tuple(loss.shape) if is_tensor else None,
+                         "has_graph": bool(is_tensor and loss.grad_fn is not None),
+                         "value": loss.detach().float() if is_tensor else torch.tensor(float("nan")),
+                         "rng_same": rng_same,
+                         "grads": sum(p.grad is not None for p in ft.parameters())})
+        # the probe's own recomputation with a fresh mixer: the loss the statement asks for
+        torch.manual_seed(s + 11)
+        ref_ft = FineTuner(CAP_WEIGHTS, CAP_ARCH, k, mix_seed=mix_seed, **CAP_KW)
+        ref_ft.load_state_dict(state)
+        mixer = E.LocalMixup(k, seed=mix_seed)
+        want = []
+        with torch.no_grad():
+            for x, y in data:
+                xm, t = mixer(x, y)
+                want.append(SoftTargetCrossEntropy()(ref_ft(xm), t).float())
+        out[label] = {"rows": rows, "want": want}
+    return out
+
+
+@probe_capstone_training_step.verdict
+def _(got, ref):
+    for label, r in ref.items():
+        g = got[label]
+        with visible() if label == "visible" else nullcontext():
+            for step, (gr, rr) in enumerate(zip(g["rows"], r["rows"])):
+                where = f"{label}, step {step + 1}"
+                C.check_true(gr["rng_same"] is True, f"{where}: training_step changed the global random state "
+                             "(torch, NumPy or random)", hint="mix with self.mixup, an E.LocalMixup: it has its own "
+                                                              "generator; never reseed inside a step")
+                C.check_true(gr["is_tensor"] is True and tuple(gr["shape"]) == (),
+                             f"{where}: training_step must return the loss as a 0-dim tensor",
+                             hint="return the loss: Lightning calls backward() on it (None skips the batch)")
+                C.check_true(gr["has_graph"] is True, f"{where}: the returned loss has no grad_fn",
+                             hint="do not .item() or .detach() the loss")
+                C.check_true(gr["grads"] == 0, f"{where}: parameters had .grad after training_step",
+                             hint="do not call backward(): Lightning does")
+                C.check_close(gr["value"], r["want"][step], name=f"{where}: training_step loss", rtol=1e-4, atol=1e-5,
+                              hint="SoftTargetCrossEntropy()(self(mixed), soft_targets) with mixed, soft_targets = "
+                                   "self.mixup(images, labels); self.mixup = E.LocalMixup(num_classes, seed=mix_seed), "
+                                   "built once in __init__ so that its generator advances from step to step")
+                C.check_close(gr["value"], rr["value"], name=f"{where}: training_step loss vs the reference",
+                              rtol=1e-4, atol=1e-5)
+
+
+@judge.probe("test_capstone_fit")
+def probe_capstone_fit(seed):
+    import os as _os
+    import shutil as _shutil
+    import tempfile as _tempfile
+    import torch.nn.functional as _F
+    s = seed % 100003
+    images, labels = E.make_images(18, size=16, num_classes=3, seed=s % 1000 + 1)
+    lr, wd, mix_seed = 2e-3, 0.1, s % 991
+    torch.manual_seed(s + 21)
+    ft = FineTuner(CAP_WEIGHTS, CAP_ARCH, 3, lr=lr, weight_decay=wd, mix_seed=mix_seed, **CAP_KW)
+    initial = judge_state_digest(ft.model)
+    dtypes = []
+    forward = ft.forward
+
+    def spy(*args, **kwargs):
+        out = forward(*args, **kwargs)
+        dtypes.append(str(getattr(out, "dtype", type(out).__name__)))
+        return out
+
+    ft.forward = spy
+    loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(images[:12], labels[:12]), batch_size=4)
+    folder = _tempfile.mkdtemp(prefix="judge-fit-")
+    path = _os.path.join(folder, "run.ckpt")
+    try:
+        back, metrics = fine_tune(ft, loader, images[12:], labels[12:], path, max_steps=2)
+        ck = torch.load(path, weights_only=True) if _os.path.isfile(path) else None
+    finally:
+        _shutil.rmtree(folder, ignore_errors=True)
+    out = {"dtypes": dtypes, "exists": ck is not None, "trained": judge_state_digest(ft.model),
+           "changed": judge_state_digest(ft.model) != initial}
+    if ck is not None:
+        pairs = {}
+        for grp in ck.get("optimizer_states", [{}])[0].get("param_groups", []):
+            key = (round(float(grp.get("weight_decay", 0.0)), 9), round(float(grp.get("lr", 0.0)), 12))
+            pairs[str(key)] = pairs.get(str(key), 0) + len(grp.get("params", []))
+        hp = {str(k): judge_plain(v) for k, v in dict(ck.get("hyper_parameters", {})).items()}
+        hp["weights"] = "<CAP_WEIGHTS>" if hp.get("weights") == CAP_WEIGHTS else hp.get("weights")
+        sd = ck.get("state_dict", {})
+        out.update(global_step=ck.get("global_step"), groups=pairs, hparams=hp,
+                   ckpt_matches_trained=all(torch.equal(sd.get("model." + k, torch.empty(0)), v)
+                                            for k, v in ft.model.state_dict().items()))
+    out["back_type"] = type(back).__name__
+    out["back_is_new"] = back is not ft
+    out["back_training"] = getattr(back, "training", None)
+    bm = getattr(back, "model", None)
+    out["back_matches_trained"] = bool(bm is not None and all(
+        torch.equal(bm.state_dict().get(k, torch.empty(0)), v) for k, v in ft.model.state_dict().items()))
+    with torch.no_grad():
+        lg = back(images[12:]).float() if callable(back) else torch.zeros(6, 3)
+    out["want"] = {"val_loss": float(_F.cross_entropy(lg, labels[12:])), "val_acc": float((lg.argmax(1) == labels[12:]).float().mean())}
+    out["metrics"] = {k: (float(v) if isinstance(v, (int, float)) else repr(type(v).__name__))
+                      for k, v in (metrics.items() if isinstance(metrics, dict) else [])}
+    out["metric_types"] = {k: type(v).__name__ for k, v in (metrics.items() if isinstance(metrics, dict) else [])}
+    return out
+
+
+@probe_capstone_fit.verdict
+def _(got, ref):
+    C.check_true(got["exists"] is True, "fine_tune wrote no checkpoint at ckpt_path", hint="trainer.save_checkpoint(ckpt_path)")
+    C.check_equal(got["global_step"], ref["global_step"], name="optimizer steps recorded in the checkpoint (max_steps=2, "
+                  "3 batches per epoch)", hint="L.Trainer(max_epochs=-1, max_steps=max_steps): stop on the step count")
+    C.check_true(len(got["dtypes"]) == len(ref["dtypes"]) and set(got["dtypes"]) == {"torch.bfloat16"},
+                 f"dtypes of the logits during training: {got['dtypes']}; expected {ref['dtypes']}",
+                 hint='L.Trainer(..., precision="bf16-mixed") runs every training_step under bfloat16 autocast')
+    C.check_true(got["changed"] is True, "the module passed to fine_tune was not trained (its weights did not change)",
+                 hint="trainer.fit(module, train_loader) trains the module in place")
+    C.check_equal(got["hparams"], ref["hparams"], name="the checkpoint's hyper_parameters",
+                  hint="self.save_hyperparameters() in __init__; save with trainer.save_checkpoint")
+    C.check_equal(got["groups"], ref["groups"], name="the checkpoint's optimizer groups {(weight_decay, lr): tensors}",
+                  hint="the optimizer comes from configure_optimizers: AdamW with timm's weight-decay groups")
+    C.check_true(got["ckpt_matches_trained"] is True, "the checkpoint's state_dict does not hold the trained weights",
+                 hint="save the checkpoint after trainer.fit, with the same trainer")
+    C.check_true(got["back_type"] == "FineTuner" and got["back_is_new"] is True and got["back_training"] is False,
+                 f"fine_tune returned a {got['back_type']} (new object: {got['back_is_new']}, training: "
+                 f"{got['back_training']}); expected a new FineTuner in eval mode",
+                 hint="FineTuner.load_from_checkpoint(ckpt_path).eval()")
+    C.check_true(got["back_matches_trained"] is True, "the reloaded module's weights differ from the trained ones",
+                 hint="reload the checkpoint you just saved")
+    for key in ("val_loss", "val_acc"):
+        C.check_true(got["metric_types"].get(key) == "float", f"metrics[{key!r}] is a "
+                     f"{got['metric_types'].get(key, 'missing entry')}, expected a Python float", hint=".item()")
+        C.check_float(got["metrics"][key], got["want"][key], name=f"metrics[{key!r}] of the reloaded module",
+                      rel=1e-5, abs_tol=1e-6, hint="plain cross-entropy and the fraction of correct argmax predictions "
+                                                   "of the reloaded module's float32 logits on (val_images, val_labels)")

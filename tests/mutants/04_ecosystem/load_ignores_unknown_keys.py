@@ -1,4 +1,5 @@
 """Silently drops keys the model does not have instead of raising KeyError."""
+KIND = "contract"
 CELL = "load_checkpoint_flexible"
 FAILS = ["test_load_contract"]
 SOURCE = '''

@@ -1,4 +1,5 @@
 """Cleans the keys but does not drop the resized head: copy_ into the smaller head raises a shape error."""
+KIND = "edge-case"
 CELL = "load_checkpoint_flexible"
 FAILS = ["test_load_head_mismatch", "test_load_unseen_formats"]
 SOURCE = '''

@@ -1,4 +1,5 @@
 """Takes `missing` from load_state_dict(strict=False) on the rebuilt dict: without _metadata, num_batches_tracked is never reported missing."""
+KIND = "wrong-value"
 CELL = "load_checkpoint_flexible"
 FAILS = ["test_load_unseen_formats"]
 SOURCE = '''

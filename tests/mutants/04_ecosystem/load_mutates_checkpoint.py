@@ -1,4 +1,5 @@
 """Renames the keys inside the caller's dict (pop + re-insert) instead of building a new one: the checkpoint is changed."""
+KIND = "mutation"
 CELL = "load_checkpoint_flexible"
 FAILS = ["test_load_contract"]
 SOURCE = '''

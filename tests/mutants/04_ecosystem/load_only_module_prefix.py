@@ -1,4 +1,5 @@
 """Strips DDP's module. prefix only: Lightning's nesting is unwrapped but its model. prefix stays, so those keys count as unknown."""
+KIND = "edge-case"
 CELL = "load_checkpoint_flexible"
 FAILS = ["test_load_lightning", "test_load_unseen_formats"]
 SOURCE = '''

@@ -1,4 +1,5 @@
 """Copies each tensor as soon as its key is cleaned, so a KeyError on a later key leaves a half-loaded model."""
+KIND = "state"
 CELL = "load_checkpoint_flexible"
 FAILS = ["test_load_contract"]
 SOURCE = '''

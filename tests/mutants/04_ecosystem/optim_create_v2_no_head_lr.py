@@ -1,4 +1,5 @@
 """The first edition's answer: timm.optim.create_optimizer_v2(model, opt='adamw', ...): right decay groups, no head learning rate."""
+KIND = "wrong-value"
 CELL = "make_optimizer"
 FAILS = ["test_make_optimizer_lr"]
 SOURCE = '''

@@ -1,4 +1,5 @@
 """Matches no_weight_decay() names with `in` instead of fnmatch: wildcard patterns such as 'blocks.*.scale' are missed."""
+KIND = "edge-case"
 CELL = "make_optimizer"
 FAILS = ["test_make_optimizer_decay_groups"]
 SOURCE = '''

@@ -1,4 +1,5 @@
-"""Finds the head by name (starts with 'head' or 'fc'): a ConvNeXt's head.norm gets the head lr, a MobileNet's 'classifier' does not."""
+"""Finds the head by name (starts with 'head' or 'fc'): a ConvNeXt's head.norm gets the head lr, an EfficientNet's 'classifier' does not."""
+KIND = "overfit"
 CELL = "make_optimizer"
 FAILS = ["test_make_optimizer_lr"]
 SOURCE = '''

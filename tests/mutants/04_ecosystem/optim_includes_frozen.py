@@ -1,4 +1,5 @@
 """Never skips frozen parameters: requires_grad=False tensors sit in the optimizer's groups."""
+KIND = "contract"
 CELL = "make_optimizer"
 FAILS = ["test_make_optimizer_frozen"]
 SOURCE = '''

@@ -1,4 +1,5 @@
 """The first edition's rule: no decay only for ndim <= 1; a ViT's 3-D pos_embed/cls_token and a 2-D '.bias' are decayed."""
+KIND = "wrong-value"
 CELL = "make_optimizer"
 FAILS = ["test_make_optimizer_decay_groups"]
 SOURCE = '''

@@ -1,4 +1,5 @@
 """Right parameter groups, wrong optimizer: torch.optim.SGD (the default of create_optimizer_v2)."""
+KIND = "contract"
 CELL = "make_optimizer"
 FAILS = ["test_make_optimizer_type"]
 SOURCE = '''

@@ -1,4 +1,5 @@
 """Drops **timm_kwargs: a ViT is built for 224 px instead of img_size=32, a ConvNeXt with its default depths."""
+KIND = "contract"
 CELL = "linear_probe"
 FAILS = ["test_probe_shapes", "test_probe_values"]
 SOURCE = '''

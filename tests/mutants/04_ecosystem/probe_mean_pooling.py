@@ -1,4 +1,5 @@
 """Pools forward_features by hand (spatial mean, token mean): skips ConvNeXt's head LayerNorm, a ViT's class-token pooling and MobileNetV3's conv_head (288 wide, not 1024)."""
+KIND = "wrong-value"
 CELL = "linear_probe"
 FAILS = ["test_probe_shapes", "test_probe_values"]
 SOURCE = '''

@@ -1,4 +1,5 @@
 """Freezes the parameters but never overrides train(): the backbone follows the module's mode (BatchNorm updates, dropout on)."""
+KIND = "state"
 CELL = "linear_probe"
 FAILS = ["test_probe_train_mode"]
 SOURCE = '''

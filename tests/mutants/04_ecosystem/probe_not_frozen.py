@@ -1,4 +1,5 @@
 """Puts the backbone in eval mode but never freezes it: its parameters still require grad (the no_grad forward hides it from backward)."""
+KIND = "graph"
 CELL = "linear_probe"
 FAILS = ["test_probe_frozen"]
 SOURCE = '''

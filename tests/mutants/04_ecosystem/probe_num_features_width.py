@@ -1,4 +1,5 @@
-"""Head width from num_features: right for ResNet/ConvNeXt/ViT, wrong for MobileNetV3 (head_hidden_size 1024, num_features 288)."""
+"""Head width from num_features: right for ResNet/ConvNeXt/ViT, wrong for MambaOut (head_hidden_size 256, num_features 64)."""
+KIND = "overfit"
 CELL = "linear_probe"
 FAILS = ["test_probe_shapes", "test_probe_values"]
 SOURCE = '''

@@ -1,4 +1,5 @@
 """Sets backbone.training = False by hand: only the top module's flag changes, its BatchNorm children stay in train mode."""
+KIND = "state"
 CELL = "linear_probe"
 FAILS = ["test_probe_train_mode"]
 SOURCE = '''
