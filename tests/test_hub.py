@@ -4,7 +4,8 @@
 configurable-http-proxy on 127.0.0.1 for an instructor and two students, created for this test with random
 passwords and removed after it (also on failure), with nbgrader's exchange in a shared folder. Then:
 
-1. the instructor logs in, opens Formgrader in its own tab and releases Chapter 1 with its Release button;
+1. the instructor logs in, opens Formgrader in its own tab, and generates and releases Chapter 1 with the
+   chapter's Generate and Release buttons;
 2. each student logs in, fetches the chapter in the Assignments tab, types an answer to Exercise 1.2
    (``sgd_step``) into the notebook (one a correct answer, the other one that ignores ``weight_decay``),
    saves and submits;
@@ -344,7 +345,7 @@ def _term(hub, browser):
         hub.times[step["label"]] = time.time() - step["t"]
 
     correct, wrong = answers()
-    answers = {hub.students[0]: correct["SOURCE"].strip(), hub.students[1]: wrong["SOURCE"].strip()}
+    typed = {hub.students[0]: correct["SOURCE"].strip(), hub.students[1]: wrong["SOURCE"].strip()}
     inst = hub.instructor
     SHOTS.mkdir(exist_ok=True)
 
@@ -356,11 +357,19 @@ def _term(hub, browser):
     done()
 
     # 1. The instructor releases the chapter with Formgrader's Release button (its own tab: no iframe on a hub).
-    timed("1 instructor: Formgrader, release")
+    timed("1 instructor: Formgrader, generate and release")
     ipage = pages.pop(inst)
     ipage.goto(f"{hub.url}/user/{inst}/formgrader")
     row = ipage.locator(f"tr:has-text('{CHAPTER}')").first
     row.wait_for(timeout=120_000)
+    # Generate (nbgrader generate_assignment: the student version, and the chapter's cells in the gradebook),
+    # then Release: the two buttons of the chapter's row.
+    row.locator(".assign a").click()
+    modal = ipage.locator(".modal.in, .modal.show").filter(has_text="Successfully created the student version")
+    modal.wait_for(timeout=180_000)
+    modal.locator("button.close").first.click()
+    modal.wait_for(state="hidden", timeout=30_000)
+    row = ipage.locator(f"tr:has-text('{CHAPTER}')").first
     row.locator(".release a").click()
     ipage.wait_for_selector("text=Successfully released", timeout=120_000)
     ipage.screenshot(path=str(SHOTS / "hub-formgrader-release.png"))
@@ -383,8 +392,8 @@ def _term(hub, browser):
         page.wait_for_selector(f"#fetched_assignments_list > .list_item:has-text('{CHAPTER}')", timeout=60_000)
         work = Path(pwd.getpwnam(name).pw_dir) / CHAPTER / f"{CHAPTER}.ipynb"
         assert work.is_file() and work.stat().st_uid == pwd.getpwnam(name).pw_uid, "Fetch did not make ~/<chapter>/"
-        type_answer(page, hub, name, answers[name])
-        assert solution_in(work) == answers[name], "the typed answer did not reach the saved notebook"
+        type_answer(page, hub, name, typed[name])
+        assert solution_in(work) == typed[name], "the typed answer did not reach the saved notebook"
         open_assignments(page, hub, name)
         page.locator(f"#fetched_assignments_list > .list_item:has-text('{CHAPTER}') button:has-text('Submit')").click()
         page.wait_for_selector(f"#submitted_assignments_list > .list_item:has-text('{CHAPTER}')", timeout=60_000)
@@ -398,7 +407,7 @@ def _term(hub, browser):
     for name in hub.students:
         collected = hub.course / "submitted" / name / CHAPTER / f"{CHAPTER}.ipynb"
         assert collected.is_file(), f"{name}'s submission was not collected"
-        assert solution_in(collected) == answers[name], f"{name}: the collected notebook is not the edited one"
+        assert solution_in(collected) == typed[name], f"{name}: the collected notebook is not the edited one"
     done()
 
     # 4. grade-class grades through the judge.

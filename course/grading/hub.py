@@ -20,8 +20,9 @@ JupyterHub (PyPI) behind ``configurable-http-proxy`` (npm) on loopback, for real
 * **State** (``--state``, default ``/srv/pytorch-internals-hub``): ``private/`` (``0700``: the hub's database,
   cookie secret, proxy token, configuration and log), ``student-config/`` and ``instructor-config/`` (read by
   the users' servers), and, where the course's Python interpreter is not readable by other users (a pyenv
-  under ``/root``), ``python/``: a venv made from the system's ``python3.11`` that imports the course venv's
-  packages (a ``.pth``) and shares its Jupyter data, so every user runs exactly the course's packages.
+  under ``/root``), ``python/``: a copy of that same interpreter (standard library and ``libpython``, about
+  90 MB) that imports the course venv's packages (a ``.pth``) and shares its Jupyter data, so every user
+  runs exactly the course's interpreter and packages.
 
 Everything listens on ``--ip`` (default ``127.0.0.1``). The instructor's command line, in their hub terminal
 (``COURSE_EXCHANGE`` is set there): ``nbgrader release_assignment CH``, ``nbgrader collect CH``,
@@ -39,15 +40,12 @@ import socket
 import stat
 import subprocess
 import sys
-import sysconfig
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 COURSE_ID = "pytorch-internals"
 DEFAULT_EXCHANGE = "/usr/local/share/nbgrader/exchange"
 DEFAULT_STATE = "/srv/pytorch-internals-hub"
-#: The Python that builds the users' venv where the course's own interpreter is private (first one found).
-SYSTEM_PYTHONS = ("/usr/bin/python3.11", "/usr/local/bin/python3.11")
 
 
 @dataclass
@@ -109,58 +107,89 @@ def course_venv() -> Path:
     return Path(sys.prefix)
 
 
+#: What a copy of the course's Python installation leaves out: packages (the venv's are used), tests, build files.
+_NOT_COPIED = ("site-packages", "test", "idlelib", "tkinter", "turtledemo", "ensurepip", "lib2to3")
+
+
+def copy_interpreter(base: Path, dest: Path) -> Path:
+    """Copy the Python installation at ``base`` (``sys.base_prefix``) to ``dest``; return the copy's ``python``.
+
+    The interpreter, ``libpython`` and the standard library (without its tests and build files); the
+    interpreter's library search path (``RUNPATH``, absolute in a pyenv build) is rewritten to
+    ``$ORIGIN/../lib``, so the copy finds its own ``libpython`` wherever it is, inside the grading sandbox too."""
+    base, dest = Path(base), Path(dest)
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    exe = dest / "bin" / version
+    stamp = dest / ".copied-from"
+    if exe.exists() and stamp.is_file() and stamp.read_text() == f"{base} {sys.version}":
+        return exe
+    shutil.rmtree(dest, ignore_errors=True)
+    (dest / "bin").mkdir(parents=True)
+    data = (base / "bin" / version).read_bytes()
+    old = f"{base}/lib".encode() + b"\0"
+    if old in data:
+        new = b"$ORIGIN/../lib\0"
+        data = data.replace(old, new + b"\0" * (len(old) - len(new)))
+    exe.write_bytes(data)
+    exe.chmod(0o755)
+    for name in ("python3", "python"):
+        (dest / "bin" / name).symlink_to(version)
+    (dest / "lib").mkdir()
+    for lib in (base / "lib").glob("libpython*"):
+        if lib.is_symlink():
+            (dest / "lib" / lib.name).symlink_to(os.readlink(lib))
+        elif lib.is_file():
+            shutil.copy2(lib, dest / "lib" / lib.name)
+    shutil.copytree(base / "lib" / version, dest / "lib" / version, symlinks=True,
+                    ignore=lambda d, names: [n for n in names if n in _NOT_COPIED or n.startswith("config-")])
+    (dest / "lib" / version / "site-packages").mkdir()
+    stamp.write_text(f"{base} {sys.version}")
+    return exe
+
+
 def user_python(state: Path, venv: Path | None = None) -> tuple[str, str]:
-    """The interpreter and ``bin/`` folder the users' servers run: the course venv's own where every user can
-    run it, else a venv in ``state/python`` made from a system ``python3.11`` that uses the course venv's
-    packages (a ``.pth`` running ``site.addsitedir``), its Jupyter data and config (symbolic links), and copies
-    of its console scripts (``nbgrader``, ``jupyter``, ``alembic``, ...) that start this interpreter."""
+    """The interpreter and ``bin/`` folder the users' servers run.
+
+    The course venv's own where every user can run it. Otherwise (a pyenv Python under ``/root``, as on the
+    course's CI machines) ``state/python``: a copy of the same Python build (:func:`copy_interpreter`) whose
+    ``site-packages`` imports the course venv's packages (a ``.pth`` running ``site.addsitedir``), with the
+    venv's Jupyter data and configuration (symbolic links) and copies of its console scripts (``nbgrader``,
+    ``jupyter``, ``alembic``, ...) that start this interpreter. Exactly the course's interpreter and
+    packages, so nothing differs between what the instructor tested and what students run."""
     venv = Path(venv or course_venv())
     own = venv / "bin" / "python"
-    if readable_by_others(own, execute=True) and readable_by_others(Path(os.path.realpath(own)), execute=True):
+    base = Path(sys.base_prefix)
+    stdlib = Path(os.__file__).parent
+    if readable_by_others(Path(os.path.realpath(own)), execute=True) and readable_by_others(stdlib) \
+            and readable_by_others(venv / "lib"):
         return str(own), str(venv / "bin")
-    base = next((p for p in SYSTEM_PYTHONS if Path(p).exists() and readable_by_others(Path(p), execute=True)), None)
-    if base is None:
-        raise SystemExit(f"the course's Python ({os.path.realpath(own)}) cannot be run by other users, and no "
-                         f"system python3.11 was found ({', '.join(SYSTEM_PYTHONS)}): install Debian's python3.11 "
-                         "and python3.11-venv, or make the course venv from a Python every user can run")
-    site_packages = Path(sysconfig.get_paths(vars={"base": str(venv), "platbase": str(venv)})["purelib"])
-    if not site_packages.is_dir():
-        site_packages = venv / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
+    site_packages = next(p for p in map(Path, sys.path) if p.name == "site-packages" and venv in p.parents)
     target = Path(state) / "python"
-    py = target / "bin" / "python"
-    if not py.exists():
-        subprocess.run([base, "-m", "venv", "--without-pip", str(target)], check=True)
-    version = subprocess.run([str(py), "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
-                             capture_output=True, text=True, check=True).stdout.strip()
-    if version != f"{sys.version_info.major}.{sys.version_info.minor}":
-        raise SystemExit(f"{base} is Python {version}, the course venv is {sys.version_info.major}."
-                         f"{sys.version_info.minor}: their packages are not interchangeable")
-    own_site = Path(subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                                   capture_output=True, text=True, check=True).stdout.strip())
-    (own_site / "course-venv.pth").write_text(f"import site; site.addsitedir({str(site_packages)!r})\n")
+    py = copy_interpreter(base, target)
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    (target / "lib" / version / "site-packages" / "course-venv.pth").write_text(
+        f"import site; site.addsitedir({str(site_packages)!r})\n")
     for sub in ("share/jupyter", "etc/jupyter"):
         link, real = target / sub, venv / sub
         link.parent.mkdir(parents=True, exist_ok=True)
         if real.exists() and not link.is_symlink():
-            if link.exists():
-                shutil.rmtree(link)
             link.symlink_to(real)
     shebang = f"#!{venv}/bin/python".encode()
     for script in (venv / "bin").iterdir():
-        if script.name.startswith(("python", "activate", "Activate")) or not script.is_file():
-            continue
-        if script.is_symlink():  # configurable-http-proxy and friends: the hub's, not the users'
-            continue
-        head = script.read_bytes()[:200]
-        if not head.startswith(shebang):
-            continue
-        body = script.read_bytes().split(b"\n", 1)[1]
-        dest = target / "bin" / script.name
-        dest.write_bytes(f"#!{py}\n".encode() + body)
-        dest.chmod(0o755)
+        if script.name.startswith(("python", "activate", "Activate")) or script.is_symlink() or not script.is_file():
+            continue  # symbolic links: configurable-http-proxy, the hub's own
+        data = script.read_bytes()
+        if data.startswith(shebang):
+            dest = target / "bin" / script.name
+            dest.write_bytes(f"#!{py}\n".encode() + data.split(b"\n", 1)[1])
+            dest.chmod(0o755)
     for d in [target, *target.rglob("*")]:
-        if d.is_dir() and not d.is_symlink():
-            d.chmod(d.stat().st_mode | 0o755)
+        if not d.is_symlink():
+            d.chmod(d.stat().st_mode | (0o755 if d.is_dir() or os.access(d, os.X_OK) else 0o644))
+    check = subprocess.run([str(py), "-c", "import nbgrader, jupyterhub.singleuser, course"],
+                           capture_output=True, text=True)
+    if check.returncode != 0:
+        raise SystemExit(f"the users' interpreter {py} does not run: {check.stderr.strip()[-800:]}")
     return str(py), str(target / "bin")
 
 
