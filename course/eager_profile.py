@@ -32,9 +32,10 @@ from course.profiling import Op, Trace, profile_steps
 #: Names (as :func:`op_counts` reports them) of the operations that need a value on the host. On a GPU each one
 #: makes Python wait until the device has computed that value: ``.item()``, ``int(t)``, ``float(t)``, ``bool(t)``
 #: (``aten::_local_scalar_dense``), ops whose output size depends on the data (``nonzero``, ``masked_select``,
-#: indexing with a boolean mask), and copies to Python or NumPy (``tolist``, ``numpy``).
+#: indexing with a boolean mask), writing through a boolean mask (``x[mask] = 0``, which finds the true entries
+#: first), and copies to Python or NumPy (``tolist``, ``numpy``).
 HOST_SYNC_OPS = ("aten::_local_scalar_dense", "aten::nonzero", "aten::masked_select", "aten::index (boolean mask)",
-                 "Tensor.tolist", "Tensor.numpy")
+                 "aten::index_put (boolean mask)", "Tensor.tolist", "Tensor.numpy")
 
 
 def mlp_train_step(batch: int = 16, width: int = 64, depth: int = 2, features: int = 32, classes: int = 10,
@@ -181,9 +182,10 @@ class _Counting(torch.utils._python_dispatch.TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         name = "aten::" + func.overloadpacket.__name__
-        if name == "aten::index" and any(isinstance(i, torch.Tensor) and i.dtype in (torch.bool, torch.uint8)
-                                         for i in (args[1] if len(args) > 1 else ()) or ()):
-            name = "aten::index (boolean mask)"
+        if name in ("aten::index", "aten::index_put", "aten::index_put_") and any(
+                isinstance(i, torch.Tensor) and i.dtype in (torch.bool, torch.uint8)
+                for i in (args[1] if len(args) > 1 else ()) or ()):
+            name = name.rstrip("_") + " (boolean mask)"
         self.counts[name] += 1
         return func(*args, **(kwargs or {}))
 
@@ -192,7 +194,8 @@ def op_counts(fn: Callable, *args, **kwargs) -> Counter:
     """Call ``fn(*args, **kwargs)`` once and return a Counter of the ops it ran: ``{"aten::mul": 2, ...}``.
 
     The names are those of the profiler's ``aten::`` events (ops that a composite op such as ``linear`` calls are
-    listed instead of it). ``Tensor.tolist`` and ``Tensor.numpy`` calls, which read data without an op, are
+    listed instead of it); indexing with a boolean mask is listed as ``aten::index (boolean mask)`` and writing
+    through one (``x[mask] = v``) as ``aten::index_put (boolean mask)``. ``Tensor.tolist`` and ``Tensor.numpy`` calls, which read data without an op, are
     counted too. Only the call itself is counted, not a later ``backward()``.
     """
     counts: Counter = Counter()
@@ -249,3 +252,20 @@ def gpu_busy(trace: Trace) -> float:
             hi = max(hi, o.end)
     busy += hi - lo
     return busy / (end - start) if end > start else 0.0
+
+
+def fastest_us(fn: Callable[[], object], calls: int = 5) -> float:
+    """Microseconds of the fastest of ``calls`` calls of ``fn()``, each timed alone with ``time.perf_counter``.
+
+    The counterpart, without the profiler, of the fastest profiled step that :func:`step_breakdown` reads: on a
+    busy machine other programs only ever add time, so the fastest call is the least disturbed one.
+    (Synchronise inside ``fn`` if it launches GPU work.)
+    """
+    import time
+
+    best = float("inf")
+    for _ in range(int(calls)):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return 1e6 * best

@@ -120,3 +120,22 @@ def test_gpu_busy_reads_the_kernel_lane():
            Op("k2", "kernel", 25, 15, 7, 0), Op("k3", "kernel", 60, 40, 7, 0)]
     assert ep.gpu_busy(_trace(ops)) == pytest.approx((30 + 40) / 100)
     assert ep.gpu_busy(_trace(ops[:1])) == 0.0
+
+
+def test_op_counts_flags_writes_through_a_boolean_mask():
+    x, keep = torch.randn(3, 4), torch.tensor([True, False, True])
+
+    def zero_masked(t):
+        t = t.clone()
+        t[~keep] = 0                   # on a GPU this finds the true entries first: a sync
+        return t.add_(1)
+    counts = ep.op_counts(zero_masked, x)
+    assert counts["aten::add_"] == 1 and ep.host_syncs(counts) == {"aten::index_put (boolean mask)": 1}
+    assert ep.host_syncs(ep.op_counts(lambda: x.masked_fill(~keep[:, None], 0))) == {}
+
+
+def test_fastest_us_keeps_the_fastest_call():
+    import time
+    delays = iter([0.02, 0.002, 0.01])
+    got = ep.fastest_us(lambda: time.sleep(next(delays)), calls=3)
+    assert 1_500 < got < 9_000

@@ -644,8 +644,8 @@ def _(got, ref):
 #                                                                           16; counted by a dispatch mode)
 #   nothing read back to Python, no op whose size depends on values ....... test_pooled_scores_batched
 #                                                                           (_local_scalar_dense, nonzero,
-#                                                                           masked_select, boolean-mask index,
-#                                                                           tolist, numpy)
+#                                                                           masked_select, boolean-mask index
+#                                                                           and index_put, tolist, numpy)
 #   B = 0 returns an empty tensor of shape (0,) ............................ test_pooled_scores_edge_cases
 #   x, lengths and w left unchanged ........................................ test_pooled_scores_edge_cases
 #   each call stands alone (nothing kept between calls) .................... test_pooled_scores_edge_cases (two
@@ -674,9 +674,9 @@ def counted_call(fn):
     class Counting(TorchDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             name = func.overloadpacket.__name__
-            index = args[1] if name == "index" and len(args) > 1 else ()
+            index = args[1] if name in ("index", "index_put", "index_put_") and len(args) > 1 else ()
             if any(isinstance(i, torch.Tensor) and i.dtype in (torch.bool, torch.uint8) for i in index or ()):
-                name = "index (boolean mask)"
+                name = name.rstrip("_") + " (boolean mask)"
             counts[name] += 1
             return func(*args, **(kwargs or {}))
 
@@ -701,8 +701,8 @@ def counted_call(fn):
             else:
                 delattr(torch.Tensor, n)
     syncs = {k: v for k, v in counts.items()
-             if k in ("_local_scalar_dense", "nonzero", "masked_select", "index (boolean mask)", "Tensor.tolist",
-                      "Tensor.numpy")}
+             if k in ("_local_scalar_dense", "nonzero", "masked_select", "index (boolean mask)",
+                      "index_put (boolean mask)", "Tensor.tolist", "Tensor.numpy")}
     return result, sum(counts.values()), syncs
 
 

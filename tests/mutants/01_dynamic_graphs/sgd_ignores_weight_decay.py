@@ -1,7 +1,7 @@
 """Ignores the weight_decay argument: right for the default, wrong as soon as it is set."""
 KIND = "wrong-value"
 CELL = "sgd_step"
-FAILS = ["test_sgd_step_weight_decay"]
+FAILS = ["test_sgd_step_weight_decay", "test_sgd_step_edge_cases", "test_sgd_step_leaves"]
 SOURCE = '''
 def sgd_step(params, loss_fn, lr, weight_decay=0.0):
     for p in params:
