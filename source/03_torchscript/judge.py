@@ -71,7 +71,7 @@ def _nullcontext():
 # clause -> test
 #   weighted mean over the LAST dimension: sum(x*w*m) / sum(w*m) ............. test_weighted_mean_eager
 #   no weights -> all ones; no mask -> all True ............................... test_weighted_mean_eager
-#   any rank (1-D, 2-D, 3-D), float64 keeps its dtype, shape x.shape[:-1] ..... test_weighted_mean_eager,
+#   any rank (1-D, 2-D, 3-D), float64 and bfloat16 keep their dtype .......... test_weighted_mean_eager,
 #                                                                                test_weighted_mean_scripted
 #   script_weighted_mean returns a scripted (not traced) module ............... test_weighted_mean_scripted
 #   it accepts calls with and without a mask (schema `Tensor? mask=None`) ..... test_weighted_mean_scripted
@@ -107,8 +107,9 @@ def judge_weighted_visible():
 @judge.probe("test_weighted_mean_eager")
 def probe_weighted_eager(seed):
     vx, vw, vm = judge_weighted_visible()
-    cases = judge_weighted_cases(seed, [(5, 7), (2, 3, 9), (4, 1), (6,), (3, 5)],
-                                 [torch.float32, torch.float32, torch.float32, torch.float32, torch.float64])
+    cases = judge_weighted_cases(seed, [(5, 7), (2, 3, 9), (4, 1), (6,), (3, 5), (4, 6)],
+                                 [torch.float32, torch.float32, torch.float32, torch.float32, torch.float64,
+                                  torch.bfloat16])
     vis = [judge_attempt(lambda: WeightedMean()(vx)), judge_attempt(lambda: WeightedMean(vw)(vx)),
            judge_attempt(lambda: WeightedMean(vw)(vx, vm)),
            judge_attempt(lambda: WeightedMean(torch.tensor([1.0, 3.0]))(torch.tensor([2.0, 6.0], dtype=torch.float64)))]
@@ -133,8 +134,9 @@ def _(got, ref):
     for shape, g_row, r_row in zip(ref["shapes"], got["rows"], ref["rows"]):
         for label, g, r in zip(names, g_row, r_row):
             want = _out(r, "reference")
+            tol = 2e-2 if want.dtype == torch.bfloat16 else 1e-5
             C.check_close(_out(g, f"WeightedMean{label} for shape {shape}"), want,
-                          name=f"WeightedMean{label} for x of shape {shape}, dtype {want.dtype}", rtol=1e-5, atol=1e-6,
+                          name=f"WeightedMean{label} for x of shape {shape}, dtype {want.dtype}", rtol=tol, atol=tol,
                           hint="reduce over the last dimension whatever the rank; masked-out positions count in "
                                "neither the numerator nor the denominator; keep x's dtype")
 
