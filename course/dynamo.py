@@ -5,9 +5,10 @@ eager PyTorch) unless a function says it uses inductor. Nothing here calls
 ``torch._dynamo.reset()`` behind your back, except :func:`compile_counts`,
 which resets before each setting so the counts do not leak.
 
-The chapter's exercises 6.2 and 6.5 share :func:`legacy_score`, a function
-Dynamo cannot trace (it runs a Python scalar function through
-``np.vectorize``), so the student notebook and its tests use the same one.
+Exercise 6.2 uses :func:`legacy_score`, a function Dynamo cannot trace (it
+runs a Python scalar function through ``np.vectorize``), and Exercise 6.5
+:func:`legacy_peaks`, an untraceable function whose output *size* depends on
+the data, so the student notebook and its tests use the same ones.
 
 :func:`capture_logs` collects what ``TORCH_LOGS="graph_breaks,recompiles,..."``
 would print, as strings a cell (or a test) can count and read, and
@@ -28,14 +29,15 @@ import torch
 import torch._dynamo
 
 __all__ = [
-    "legacy_score", "legacy_score_torch", "graph_table", "PrintingBackend", "CompileCounter",
+    "legacy_score", "legacy_score_torch", "legacy_peaks", "graph_table", "PrintingBackend", "CompileCounter",
     "aot_printing_backend", "count_call_functions", "explain_text", "time_first_and_steady",
-    "compare_eager_compiled", "capture_logs", "failed_guards", "single_process_group",
-    "compile_counts", "plot_compile_counts", "plot_speedups", "inductor_output_files",
+    "compare_eager_compiled", "capture_logs", "log_settings", "restore_log_settings", "failed_guards", "single_process_group",
+    "compile_counts", "compile_counts_figure", "plot_compile_counts", "speedups_figure", "plot_speedups",
+    "inductor_output_files",
 ]
 
 
-# --- the provided untraceable function (exercises 6.2 and 6.5) --------------
+# --- the provided untraceable functions (exercises 6.2 and 6.5) -------------
 
 def _score_scalar(v: float) -> float:
     # A "legacy" per-element rule written for Python floats: square the
@@ -65,6 +67,20 @@ def legacy_score(x: torch.Tensor) -> torch.Tensor:
 def legacy_score_torch(x: torch.Tensor) -> torch.Tensor:
     """Return the same values as :func:`legacy_score`, written with torch ops only (traceable)."""
     return torch.where(x > 0, x * x, 0.5 * x)
+
+
+def legacy_peaks(x: torch.Tensor) -> torch.Tensor:
+    """Return the indices ``i`` (int64, increasing, 1-D) of the strict local maxima ``x[i-1] < x[i] > x[i+1]`` of 1-D ``x``.
+
+    Endpoints are never peaks, so lengths 0, 1 and 2 give an empty result. The output is a new tensor on ``x``'s
+    device; its *length* depends on the values (Exercise 6.5). It walks a Python list, which ``torch._dynamo``
+    cannot trace (a graph break, verified in ``tests/test_dynamo.py``). Raises ``ValueError`` unless ``x`` is 1-D.
+    """
+    if x.dim() != 1:
+        raise ValueError(f"legacy_peaks expects a 1-D signal, got shape {tuple(x.shape)}")
+    v = x.detach().cpu().tolist()
+    idx = [i for i in range(1, len(v) - 1) if v[i - 1] < v[i] > v[i + 1]]
+    return torch.tensor(idx, dtype=torch.int64, device=x.device)
 
 
 # --- looking at captured graphs ---------------------------------------------
@@ -258,24 +274,67 @@ def _torch_log_sinks() -> list:
 
 
 @contextmanager
+def _log_settings_applied() -> Iterator[None]:
+    """Apply the current ``log_state`` without letting ``TORCH_LOGS`` in the environment replace it."""
+    import torch._logging._internal as internal
+
+    original = internal._update_log_state_from_env
+    internal._update_log_state_from_env = lambda: None
+    try:
+        yield
+    finally:
+        internal._update_log_state_from_env = original
+
+
+def log_settings() -> tuple[dict[str, int], frozenset[str]]:
+    """Return torch's current log settings: ``({logger name: level}, {enabled artifacts})``.
+
+    What ``torch._logging.set_logs(...)`` or ``TORCH_LOGS`` last set; :func:`capture_logs` saves this on entry
+    and puts it back on exit.
+    """
+    import torch._logging._internal as internal
+
+    state = internal.log_state
+    return dict(state.log_qname_to_level), frozenset(state.artifact_names)
+
+
+def restore_log_settings(settings: tuple[dict[str, int], frozenset[str]]) -> None:
+    """Put back log settings returned by :func:`log_settings` (levels, artifacts, and the handlers they need)."""
+    import torch._logging._internal as internal
+
+    levels, artifacts = settings
+    state = internal.log_state
+    state.clear()
+    state.log_qname_to_level.update(levels)
+    state.artifact_names.update(artifacts)
+    with _log_settings_applied():
+        internal._init_logs()
+
+
+@contextmanager
 def capture_logs(*artifacts: str, echo: bool = False) -> Iterator[dict[str, list[str]]]:
     """Turn on torch log artifacts (what ``TORCH_LOGS="a,b"`` does) and collect their messages.
 
     ``with capture_logs("recompiles", "guards") as logs: ...`` yields a dict
     ``{artifact: [message, ...]}`` that fills while the block runs: one string
     per log record (a record can span several lines), in the order torch
-    logged them. Records of other loggers (warnings, errors) are left alone.
-    With ``echo=False`` (the default) the captured records are not also
-    printed on stderr. On exit the handlers are removed and torch's log
-    settings are reset to the defaults (``torch._logging.set_logs()``), so a
-    ``TORCH_LOGS`` set in the environment does not apply after the block.
-    Valid artifact names are those of ``torch._logging.set_logs`` (for example
-    ``"graph_breaks"``, ``"recompiles"``, ``"guards"``).
+    logged them. Records of other loggers (warnings, errors) and of artifacts
+    that were already on and are not captured are left alone. With
+    ``echo=False`` (the default) the captured records are not also printed on
+    stderr. The settings in force before the block (from
+    ``torch._logging.set_logs`` or ``TORCH_LOGS``) stay on inside it, and on
+    exit they are restored exactly, whatever happened in the block: an
+    artifact that was on stays on, one that was off is off again. Valid
+    artifact names are those of ``torch._logging.set_logs`` (for example
+    ``"graph_breaks"``, ``"recompiles"``, ``"guards"``, ``"output_code"``).
     """
     import logging
 
-    import torch._logging
+    import torch._logging._internal as internal
 
+    unknown = [a for a in artifacts if not internal.log_registry.is_artifact(a)]
+    if unknown:
+        raise ValueError(f"unknown torch log artifact(s) {unknown}; see torch._logging.set_logs for the names")
     found: dict[str, list[str]] = {a: [] for a in artifacts}
     suffixes = {f".__{a}": a for a in artifacts}
 
@@ -295,7 +354,8 @@ def capture_logs(*artifacts: str, echo: bool = False) -> Iterator[dict[str, list
         def filter(self, record: logging.LogRecord) -> bool:
             return artifact_of(record) is None
 
-    torch._logging.set_logs(**{a: True for a in artifacts})
+    before = log_settings()
+    restore_log_settings((before[0], before[1] | set(artifacts)))
     collect, mute = _Collect(level=logging.DEBUG), _Mute()
     attached = []
     try:
@@ -314,7 +374,7 @@ def capture_logs(*artifacts: str, echo: bool = False) -> Iterator[dict[str, list
             logger.removeHandler(collect)
             for h in muted:
                 h.removeFilter(mute)
-        torch._logging.set_logs()
+        restore_log_settings(before)
 
 
 def failed_guards(record: str) -> list[str]:
@@ -398,8 +458,12 @@ def compile_counts(make_model: Callable[[], torch.nn.Module], lengths: Sequence[
     return result
 
 
-def plot_compile_counts(counts: dict[str, list[int]], lengths: Sequence[int]):
-    """Draw compile count vs number of distinct sequence lengths seen, one line per setting; return the figure."""
+def compile_counts_figure(counts: dict[str, list[int]], lengths: Sequence[int]):
+    """Return a figure of compile count vs distinct sequence lengths seen, one line per setting (not shown).
+
+    The figure is closed before it is returned, so a notebook draws it only if you display it (it is the
+    value of a cell, or ``display(fig)``) or save it (``fig.savefig``).
+    """
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6, 3.2))
@@ -412,13 +476,37 @@ def plot_compile_counts(counts: dict[str, list[int]], lengths: Sequence[int]):
     ax.set_title("Recompilation vs shapes")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    plt.show()
+    plt.close(fig)
     return fig
 
 
-def plot_speedups(labels: Sequence[str], eager_ms: Sequence[float], compiled_ms: Sequence[float],
-                  title: str = "inductor vs eager"):
-    """Draw speed-up (eager time / compiled time) per size, with a line at 1.0; return the figure.
+def _show(fig) -> None:
+    """Show a figure once: as a notebook output in IPython, with ``plt.show()`` elsewhere."""
+    try:
+        from IPython import get_ipython
+        shell = get_ipython()
+    except ImportError:  # pragma: no cover - IPython ships with the course
+        shell = None
+    if shell is not None:
+        from IPython.display import display
+        display(fig)
+    else:
+        import matplotlib.pyplot as plt
+        plt.show()
+
+
+def plot_compile_counts(counts: dict[str, list[int]], lengths: Sequence[int]) -> None:
+    """Draw compile count vs number of distinct sequence lengths seen, one line per setting: one figure.
+
+    Returns ``None``, so the figure is drawn once even when the call is the last line of a cell (a returned
+    figure would be drawn a second time). Use :func:`compile_counts_figure` to get the figure itself.
+    """
+    _show(compile_counts_figure(counts, lengths))
+
+
+def speedups_figure(labels: Sequence[str], eager_ms: Sequence[float], compiled_ms: Sequence[float],
+                    title: str = "inductor vs eager"):
+    """Return a figure of speed-up (eager time / compiled time) per case, with a line at 1.0 (closed, not shown).
 
     Bars above 1 mean the compiled version was faster on this machine.
     """
@@ -434,8 +522,14 @@ def plot_speedups(labels: Sequence[str], eager_ms: Sequence[float], compiled_ms:
     ax.set_ylabel("speed-up (eager / compiled)")
     ax.set_title(title)
     fig.tight_layout()
-    plt.show()
+    plt.close(fig)
     return fig
+
+
+def plot_speedups(labels: Sequence[str], eager_ms: Sequence[float], compiled_ms: Sequence[float],
+                  title: str = "inductor vs eager") -> None:
+    """Draw :func:`speedups_figure` once (returns ``None``, so a cell's last line does not draw it twice)."""
+    _show(speedups_figure(labels, eager_ms, compiled_ms, title))
 
 
 # --- inductor's generated code --------------------------------------------------

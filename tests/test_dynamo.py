@@ -178,17 +178,6 @@ def test_compile_counts_settings():
         cd.compile_counts(lambda: torch.nn.Linear(8, 8), [3], settings=["nope"])
 
 
-def test_plots_return_figures():
-    import matplotlib.pyplot as plt
-
-    fig = cd.plot_compile_counts({"a": [1, 2], "b": [1, 1]}, [3, 4])
-    assert len(fig.axes[0].lines) == 2
-    fig2 = cd.plot_speedups(["s", "m"], [2.0, 1.0], [1.0, 2.0])
-    heights = sorted(b.get_height() for b in fig2.axes[0].patches)
-    assert heights == pytest.approx([0.5, 2.0])
-    plt.close("all")
-
-
 def test_inductor_output_files_finds_new_wrappers(tmp_path, monkeypatch):
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path))
     stamp = time.time() - 1
@@ -265,3 +254,137 @@ def test_single_process_group_creates_and_destroys():
         dist.all_reduce(t)
         torch.testing.assert_close(t, torch.ones(3))
     assert not dist.is_initialized()
+
+
+# --- legacy_peaks (Exercise 6.5) ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_legacy_peaks_values(dtype):
+    x = torch.tensor([0.0, 2.0, 1.0, 3.0, 0.5, 0.2, 4.0, -1.0], dtype=dtype)
+    out = cd.legacy_peaks(x)
+    assert out.dtype is torch.int64 and out.dim() == 1
+    assert out.tolist() == [1, 3, 6]
+    assert cd.legacy_peaks(torch.tensor([1.0, 1.0, 0.0], dtype=dtype)).tolist() == []      # strict: a plateau is no peak
+    assert cd.legacy_peaks(torch.tensor([0.0, 1.0, 0.0, 1.0, 0.0], dtype=dtype)).tolist() == [1, 3]
+
+
+@pytest.mark.parametrize("n", [0, 1, 2])
+def test_legacy_peaks_short_signals_have_none(n):
+    out = cd.legacy_peaks(torch.ones(n))
+    assert out.shape == (0,) and out.dtype is torch.int64
+
+
+def test_legacy_peaks_rejects_other_ranks():
+    with pytest.raises(ValueError, match="1-D"):
+        cd.legacy_peaks(torch.zeros(2, 3))
+
+
+def test_legacy_peaks_breaks_the_graph():
+    out = torch._dynamo.explain(lambda t: t[cd.legacy_peaks(t)] * 2)(torch.randn(9))
+    assert out.graph_break_count >= 1
+
+
+# --- capture_logs keeps the caller's settings (Exercise 6.1's "as you found them") ---------------------------
+
+def test_capture_logs_keeps_settings_that_were_on():
+    import torch._logging._internal as internal
+
+    torch._logging.set_logs(recompiles=True)
+    try:
+        before = cd.log_settings()
+        assert before[1] == frozenset({"recompiles"})
+        with cd.capture_logs("graph_breaks") as logs:
+            inside = cd.log_settings()
+            torch.compile(_leading_print, backend="eager")(torch.randn(3))
+        assert inside[1] == frozenset({"recompiles", "graph_breaks"})
+        assert len(logs["graph_breaks"]) == 1
+        assert cd.log_settings() == before
+        assert internal.log_state.is_artifact_enabled("recompiles")
+        assert not internal.log_state.is_artifact_enabled("graph_breaks")
+    finally:
+        torch._logging.set_logs()
+    assert cd.log_settings() == ({}, frozenset())
+
+
+def test_capture_logs_restores_levels_and_after_an_exception():
+    import logging
+
+    torch._logging.set_logs(dynamo=logging.INFO, guards=True)
+    try:
+        before = cd.log_settings()
+        with pytest.raises(RuntimeError):
+            with cd.capture_logs("recompiles", "graph_breaks"):
+                raise RuntimeError("inside the block")
+        assert cd.log_settings() == before
+        assert logging.getLogger("torch._dynamo").level == logging.INFO
+    finally:
+        torch._logging.set_logs()
+
+
+def test_capture_logs_keeps_torch_logs_from_the_environment():
+    import subprocess
+    import sys
+
+    code = ("import torch\nfrom course import dynamo as cd\nbefore = cd.log_settings()\n"
+            "with cd.capture_logs('graph_breaks') as logs:\n"
+            "    def f(x):\n        print('p')\n        return x.cos()\n"
+            "    torch.compile(f, backend='eager')(torch.randn(2))\n"
+            "print(len(logs['graph_breaks']), sorted(before[1]), sorted(cd.log_settings()[1]))\n")
+    env = dict(os.environ, TORCH_LOGS="recompiles")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "1 ['recompiles'] ['recompiles']"
+
+
+def test_capture_logs_rejects_unknown_artifacts():
+    with pytest.raises(ValueError, match="unknown torch log artifact"):
+        with cd.capture_logs("graph_brakes"):
+            pass
+
+
+def test_restore_log_settings_round_trip():
+    import logging
+
+    saved = cd.log_settings()
+    cd.restore_log_settings(({"torch._dynamo": logging.DEBUG}, frozenset({"recompiles"})))
+    try:
+        assert cd.log_settings() == ({"torch._dynamo": logging.DEBUG}, frozenset({"recompiles"}))
+        assert logging.getLogger("torch._dynamo").level == logging.DEBUG
+    finally:
+        cd.restore_log_settings(saved)
+    assert cd.log_settings() == saved
+
+
+# --- figures: drawn once -------------------------------------------------------------------------------------
+
+def test_figure_builders_return_closed_figures():
+    import matplotlib.pyplot as plt
+
+    fig = cd.compile_counts_figure({"a": [1, 2, 2], "b": [1, 1, 1]}, [3, 4, 5])
+    assert [list(line.get_ydata()) for line in fig.axes[0].lines] == [[1, 2, 2], [1, 1, 1]]
+    assert fig.number not in plt.get_fignums()          # closed: drawn only when displayed
+    fig2 = cd.speedups_figure(["s", "m"], [2.0, 1.0], [1.0, 2.0])
+    assert sorted(b.get_height() for b in fig2.axes[0].patches) == pytest.approx([0.5, 2.0])
+    assert fig2.number not in plt.get_fignums()
+    assert cd.plot_compile_counts({"a": [1, 2]}, [3, 4]) is None
+    assert cd.plot_speedups(["s"], [1.0], [1.0]) is None
+
+
+def test_plot_helpers_draw_one_figure_in_a_notebook():
+    """Issue 22: plot_compile_counts drew its figure twice when it was a cell's last line (show + the returned figure)."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("from course import dynamo as cd"),
+                nbformat.v4.new_code_cell("cd.plot_compile_counts({'a': [1, 2], 'b': [1, 1]}, [3, 4])"),
+                nbformat.v4.new_code_cell("cd.plot_speedups(['s', 'm'], [2.0, 1.0], [1.0, 2.0])")]
+    env_backend = os.environ.pop("MPLBACKEND", None)
+    try:
+        NotebookClient(nb, timeout=300, kernel_name="python3").execute()
+    finally:
+        if env_backend is not None:
+            os.environ["MPLBACKEND"] = env_backend
+    for cell in nb.cells[1:]:
+        images = [o for o in cell.outputs if "image/png" in o.get("data", {})]
+        assert len(images) == 1, (cell.source, [o.output_type for o in cell.outputs])

@@ -1,4 +1,4 @@
-"""Its own logging.Handler on torch's loggers, a closure backend, and set_logs() restored in finally."""
+"""Its own logging.Handler on torch's loggers and a closure backend; cd.capture_logs only switches the artifact on and back."""
 CELL = "break_report"
 SOURCE = '''
 import logging as _logging
@@ -18,14 +18,13 @@ def break_report(fn, *args) -> dict:
 
     handler = _Keep()
     torch._dynamo.reset()
-    torch._logging.set_logs(graph_breaks=True)
-    logger = _logging.getLogger("torch._dynamo")
-    logger.addHandler(handler)
-    try:
-        torch.compile(fn, backend=backend)(*args)
-    finally:
-        logger.removeHandler(handler)
-        torch._logging.set_logs()
+    with cd.capture_logs("graph_breaks"):           # on now, and back as it was afterwards
+        logger = _logging.getLogger("torch._dynamo")
+        logger.addHandler(handler)
+        try:
+            torch.compile(fn, backend=backend)(*args)
+        finally:
+            logger.removeHandler(handler)
     torch._dynamo.reset()
     fullgraph = True
     try:

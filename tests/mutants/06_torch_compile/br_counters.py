@@ -1,4 +1,5 @@
 """Counts breaks from torch._dynamo.utils.counters["graph_break"], which skips some (a break in a loop, a data-dependent if)."""
+KIND = "wrong-value"
 CELL = "break_report"
 FAILS = ["test_break_report_counts", "test_break_report_reasons"]
 SOURCE = '''

@@ -1,6 +1,7 @@
 """Takes graphs and breaks from explain's counts: misses a break before the first op, and says -1 for no ops."""
+KIND = "wrong-value"
 CELL = "break_report"
-FAILS = ["test_break_report_counts", "test_break_report_repeat"]
+FAILS = ["test_break_report_counts"]
 SOURCE = '''
 def break_report(fn, *args) -> dict:
     """Return {"graphs", "breaks", "reasons", "fullgraph"} for one compiled call fn(*args), from a fresh cache."""

@@ -1,4 +1,5 @@
 """Infers fullgraph from the break count (no break means fullgraph works) instead of compiling with fullgraph=True."""
+KIND = "contract"
 CELL = "break_report"
 FAILS = ["test_break_report_fullgraph"]
 SOURCE = '''

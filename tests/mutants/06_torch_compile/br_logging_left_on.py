@@ -1,4 +1,5 @@
 """Turns the graph_breaks log on with set_logs and a handler, and never turns it off again (state leaks)."""
+KIND = "mutation"
 CELL = "break_report"
 FAILS = ["test_break_report_repeat"]
 SOURCE = '''

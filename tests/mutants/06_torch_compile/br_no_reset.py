@@ -1,4 +1,5 @@
 """Never resets Dynamo: a function compiled before (or reported twice) hits its cached code and reports nothing."""
+KIND = "state"
 CELL = "break_report"
 FAILS = ["test_break_report_fullgraph", "test_break_report_repeat"]
 SOURCE = '''

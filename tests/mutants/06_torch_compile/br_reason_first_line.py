@@ -1,4 +1,5 @@
 """Keeps only the first line of each log record ("Graph break in user code at ..."), which names no cause."""
+KIND = "wrong-value"
 CELL = "break_report"
 FAILS = ["test_break_report_reasons"]
 SOURCE = '''

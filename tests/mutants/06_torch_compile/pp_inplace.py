@@ -1,4 +1,5 @@
 """Zeroes the dropped entries of logits in place (masked_fill_), changing the caller's tensor."""
+KIND = "mutation"
 CELL = "postprocess_fixed"
 FAILS = ["test_postprocess_values"]
 SOURCE = '''

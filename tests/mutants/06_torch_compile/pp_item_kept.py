@@ -1,4 +1,5 @@
 """Keeps the .item() threshold (a graph break; fullgraph=True happens to capture it as an unbacked scalar)."""
+KIND = "contract"
 CELL = "postprocess_fixed"
 FAILS = ["test_postprocess_one_graph"]
 SOURCE = '''

@@ -1,4 +1,5 @@
 """Logs before any op: explain reports one graph and no break, but the graph_breaks log (and fullgraph) see it."""
+KIND = "contract"
 CELL = "postprocess_fixed"
 FAILS = ["test_postprocess_one_graph", "test_postprocess_fullgraph"]
 SOURCE = '''

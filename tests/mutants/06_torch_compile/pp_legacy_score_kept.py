@@ -1,4 +1,5 @@
 """Removes print and .item() but still calls the untraceable legacy_score."""
+KIND = "contract"
 CELL = "postprocess_fixed"
 FAILS = ["test_postprocess_one_graph", "test_postprocess_fullgraph"]
 SOURCE = '''

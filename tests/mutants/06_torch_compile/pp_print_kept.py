@@ -1,4 +1,5 @@
 """Keeps the print of the mean inside the function."""
+KIND = "contract"
 CELL = "postprocess_fixed"
 FAILS = ["test_postprocess_one_graph", "test_postprocess_fullgraph"]
 SOURCE = '''

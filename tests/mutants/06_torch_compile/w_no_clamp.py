@@ -1,4 +1,5 @@
 """Forgets the min(1, ...): after the warmup the scale keeps growing."""
+KIND = "wrong-value"
 CELL = "warmup_scale_fixed"
 FAILS = ["test_warmup_values", "test_warmup_one_graph"]
 SOURCE = '''
@@ -13,5 +14,6 @@ class WarmupScaleFixed(torch.nn.Module):
 
     def forward(self, x):
         self.step += 1
-        return self.lin(x) * (self.step / self.warmup)
+        out = self.lin(x)
+        return out * (self.step.to(out.dtype) / self.warmup)
 '''

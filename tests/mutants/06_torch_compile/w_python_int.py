@@ -1,4 +1,5 @@
 """Keeps a Python int counter (as WarmupScale does): recompiles every call, and the count is not in state_dict."""
+KIND = "contract"
 CELL = "warmup_scale_fixed"
 FAILS = ["test_warmup_one_graph", "test_warmup_state"]
 SOURCE = '''

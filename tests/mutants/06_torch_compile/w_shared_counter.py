@@ -1,4 +1,5 @@
 """Registers one module-level tensor as every instance's buffer: instances share (and reset) one counter."""
+KIND = "state"
 CELL = "warmup_scale_fixed"
 FAILS = ["test_warmup_state"]
 SOURCE = '''
@@ -16,5 +17,6 @@ class WarmupScaleFixed(torch.nn.Module):
 
     def forward(self, x):
         self.step += 1
-        return self.lin(x) * torch.clamp(self.step / self.warmup, max=1.0)
+        out = self.lin(x)
+        return out * torch.clamp(self.step.to(out.dtype) / self.warmup, max=1.0)
 '''

@@ -1,4 +1,5 @@
 """Hard-codes the warmup of the visible example (3) instead of using the argument."""
+KIND = "overfit"
 CELL = "warmup_scale_fixed"
 FAILS = ["test_warmup_values", "test_warmup_one_graph", "test_warmup_state"]
 SOURCE = '''
@@ -13,5 +14,6 @@ class WarmupScaleFixed(torch.nn.Module):
 
     def forward(self, x):
         self.step += 1
-        return self.lin(x) * torch.clamp(self.step / 3, max=1.0)
+        out = self.lin(x)
+        return out * torch.clamp(self.step.to(out.dtype) / 3, max=1.0)
 '''

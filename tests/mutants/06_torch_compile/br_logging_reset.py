@@ -1,0 +1,35 @@
+"""Resets torch's log settings to the defaults at the end (set_logs()): a recompiles log the caller had on is turned off."""
+KIND = "mutation"
+CELL = "break_report"
+FAILS = ["test_break_report_repeat"]
+SOURCE = '''
+import logging as _logging
+
+def break_report(fn, *args) -> dict:
+    """Return {"graphs", "breaks", "reasons", "fullgraph"} for one compiled call fn(*args), from a fresh cache."""
+    records = []
+
+    class _Keep(_logging.Handler):
+        def emit(self, record):
+            if record.name.endswith("__graph_breaks"):
+                records.append(record.getMessage())
+
+    torch._dynamo.reset()
+    torch._logging.set_logs(graph_breaks=True)
+    handler = _Keep()
+    _logging.getLogger("torch._dynamo").addHandler(handler)
+    counter = CompileCounter()
+    try:
+        torch.compile(fn, backend=counter)(*args)
+    finally:
+        _logging.getLogger("torch._dynamo").removeHandler(handler)
+        torch._logging.set_logs()             # "off again": but also off what the caller had on
+    torch._dynamo.reset()
+    try:
+        torch.compile(fn, backend="eager", fullgraph=True)(*args)
+        ok = True
+    except Exception:
+        ok = False
+    torch._dynamo.reset()
+    return {"graphs": counter.count, "breaks": len(records), "reasons": records, "fullgraph": ok}
+'''

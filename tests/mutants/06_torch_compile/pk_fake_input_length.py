@@ -1,0 +1,17 @@
+"""The fake says one index per input element (x's length): the shape differs from the real output."""
+KIND = "wrong-value"
+CELL = "register_peaks_op"
+FAILS = ["test_peaks_opcheck", "test_peaks_compiled"]
+SOURCE = '''
+def register_peaks_op(name: str = "ch6::peaks"):
+    """Register legacy_peaks as the custom op `name`, with a fake whose output size is data-dependent; return it."""
+    @torch.library.custom_op(name, mutates_args=())
+    def peaks_op(x: torch.Tensor) -> torch.Tensor:
+        return legacy_peaks(x)
+
+    @peaks_op.register_fake
+    def _(x):
+        return x.new_empty((x.shape[0],), dtype=torch.int64)
+
+    return peaks_op
+'''

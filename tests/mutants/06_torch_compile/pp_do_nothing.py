@@ -1,0 +1,9 @@
+"""Returns the logits unchanged: one graph, no break, and the wrong values."""
+KIND = "do-nothing"
+CELL = "postprocess_fixed"
+FAILS = ["test_postprocess_values", "test_postprocess_one_graph", "test_postprocess_fullgraph"]
+SOURCE = '''
+def postprocess_fixed(logits: torch.Tensor) -> torch.Tensor:
+    """Same values as postprocess(logits), traceable by Dynamo as one graph (no print, no .item(), no NumPy)."""
+    return logits
+'''

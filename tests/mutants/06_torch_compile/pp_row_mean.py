@@ -1,0 +1,11 @@
+"""Thresholds each row at its own mean (mean(dim=-1, keepdim=True)) instead of the mean of all entries."""
+KIND = "wrong-value"
+CELL = "postprocess_fixed"
+FAILS = ["test_postprocess_values", "test_postprocess_one_graph", "test_postprocess_fullgraph"]
+SOURCE = '''
+def postprocess_fixed(logits: torch.Tensor) -> torch.Tensor:
+    """Same values as postprocess(logits), traceable by Dynamo as one graph (no print, no .item(), no NumPy)."""
+    keep = logits > logits.mean(dim=-1, keepdim=True)
+    scores = torch.where(logits > 0, logits * logits, 0.5 * logits)
+    return torch.where(keep, scores, torch.zeros_like(scores))
+'''

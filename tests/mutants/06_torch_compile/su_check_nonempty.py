@@ -1,0 +1,10 @@
+"""Silences the data-dependent error with torch._check(L > 0): compiles, then fails on every empty set."""
+KIND = "edge-case"
+CELL = "summarise_unbacked"
+FAILS = ["test_summarise_empty_and_single", "test_summarise_one_graph"]
+SOURCE = '''
+def summarise_unbacked(x: torch.Tensor) -> torch.Tensor:
+    """summarise(x) with no question about the set size: one compiled graph for every L, 0 and 1 included."""
+    torch._check(x.shape[0] > 0)
+    return torch.stack([x.sum(dim=0) / x.shape[0], x.amax(dim=0)])
+'''

@@ -1,0 +1,11 @@
+"""Keeps summarise's Python branch on the size: right eagerly, but a data-dependent error under mark_unbacked."""
+KIND = "contract"
+CELL = "summarise_unbacked"
+FAILS = ["test_summarise_one_graph"]
+SOURCE = '''
+def summarise_unbacked(x: torch.Tensor) -> torch.Tensor:
+    """summarise(x) with no question about the set size: one compiled graph for every L, 0 and 1 included."""
+    if x.shape[0] == 0:
+        return x.new_zeros(2, x.shape[1])
+    return torch.stack([x.mean(dim=0), x.amax(dim=0)])
+'''
