@@ -588,13 +588,15 @@ def test_hub_prepare_only_writes_the_configuration(srv_dir, capsys):
     (course / "source").mkdir()
     (course / "source").chmod(0o755)
     assert H.main(["--instructor", "nobody", "--students", "nobody", "--course", str(course), "--state",
-                   str(srv_dir / "state"), "--exchange", str(srv_dir / "ex"), "--prepare-only"]) == 0
+                   str(srv_dir / "state"), "--exchange", str(srv_dir / "ex"), "--python", "/usr/bin/python3",
+                   "--prepare-only"]) == 0
     captured = capsys.readouterr()
     assert "readable by every user" in captured.err and "not owned by nobody" in captured.err
     private = srv_dir / "state" / "private"
     assert private.stat().st_mode & 0o777 == 0o700
     settings = json.loads((private / "hub.json").read_text())
     assert settings["ip"] == "127.0.0.1" and settings["exchange"] == str(srv_dir / "ex")
+    assert settings["python"] == "/usr/bin/python3" and settings["bindir"] == "/usr/bin"
     student_cfg = (srv_dir / "state" / "student-config" / "nbgrader_config.py").read_text()
     assert "path_includes_course = False" in student_cfg and str(srv_dir / "ex") in student_cfg
     inst_cfg = (srv_dir / "state" / "instructor-config" / "nbgrader_config.py").read_text()

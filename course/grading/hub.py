@@ -186,8 +186,7 @@ def user_python(state: Path, venv: Path | None = None) -> tuple[str, str]:
     for d in [target, *target.rglob("*")]:
         if not d.is_symlink():
             d.chmod(d.stat().st_mode | (0o755 if d.is_dir() or os.access(d, os.X_OK) else 0o644))
-    check = subprocess.run([str(py), "-c", "import nbgrader, jupyterhub.singleuser, course"],
-                           capture_output=True, text=True)
+    check = subprocess.run([str(py), "-c", "import site, course"], capture_output=True, text=True)
     if check.returncode != 0:
         raise SystemExit(f"the users' interpreter {py} does not run: {check.stderr.strip()[-800:]}")
     return str(py), str(target / "bin")
@@ -356,6 +355,8 @@ def parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--state", default=DEFAULT_STATE, help=f"the hub's own files (default {DEFAULT_STATE})")
     p.add_argument("--ip", default="127.0.0.1", help="the address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--python", default="", help="the interpreter the users' servers run (default: the course "
+                   "venv's where every user can run it, else a copy in STATE/python)")
     p.add_argument("--prepare-only", action="store_true", help="write everything, print the command, do not start")
     return p.parse_args(argv)
 
@@ -384,7 +385,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"WARNING: {warning}", file=sys.stderr)
     s = HubSettings(course=str(course), instructor=args.instructor, students=students,
                     exchange=str(Path(args.exchange).resolve()), state=str(Path(args.state).resolve()),
-                    ip=args.ip, port=args.port)
+                    ip=args.ip, port=args.port, python=args.python,
+                    bindir=str(Path(args.python).parent) if args.python else "")
     config = prepare(s)
     cmd = [sys.executable, "-m", "jupyterhub", "-f", str(config)]
     print(f"JupyterHub for {len(students)} student(s) and {args.instructor} at http://{args.ip}:{args.port}/ "
