@@ -1,10 +1,12 @@
-"""Grading a whole class: parallel, sandboxed, resumable; damaged submissions repaired or reported; PostgreSQL.
+"""Grading a whole class: parallel, sandboxed, resumable; damaged submissions repaired or reported; PostgreSQL; Dask.
 
-One class of Chapter 1 (honest answers, mutants, an alternative, an attack and
-every kind of damaged notebook) is graded with ``grade-class --jobs 2``. A
-second run skips every unchanged submission; ``--force`` regrades. The
-gradebook test starts a real PostgreSQL server and lets two graders write
-into it at once.
+One class of the toy chapter (``tests/toycourse.py``: honest answers, a wrong
+one, an alternative, an attack and every kind of damaged notebook) is graded
+with ``grade-class --jobs 2``. A second run skips every unchanged submission;
+``--force`` regrades. The gradebook test starts a real PostgreSQL server and
+lets two graders write into it at once. The Dask test starts a real
+``dask.distributed`` scheduler and two worker processes, grades the same class
+through them, kills a worker in the middle, and gets the local pool's scores.
 """
 from __future__ import annotations
 
@@ -20,30 +22,42 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO
-from course.grading import classgrade, planner
+import toycourse
+from course.grading import classgrade, known as planner, nbgrader_io
 from course.grading.sandbox import detect
 
-CH = "01_dynamic_graphs"
+CH = toycourse.CHAPTER
 SEED = 20261202
 pytestmark = pytest.mark.skipif(detect().degraded, reason="no sandbox here")
+BOTH = {"test_scale", "test_count_positive"}
+
+
+def toy_class() -> list[planner.Submission]:
+    """Honest, untouched, wrong, a different correct answer, and a generic attack."""
+    blank = planner.ATTACKS["blank-later-cells"][0]
+    return [planner.Submission("solution", {}),
+            planner.Submission("empty", None, must_fail=set(BOTH), must_pass=set()),
+            planner.Submission("mutants-1", {"scale": "def scale(x, k):\n    return x + k\n"}, must_fail={"test_scale"},
+                               variants=["adds instead of multiplying"]),
+            planner.Submission("alternatives-1", {"scale": "import torch\ndef scale(x, k):\n    return torch.mul(x, k)\n",
+                                                  "count_positive": "def count_positive(t):\n    return len(t[t > 0])\n"},
+                               variants=["torch.mul, len of a mask"]),
+            planner.Submission("attack-blank-later-cells", {"scale": blank}, must_fail=set(BOTH), must_pass=set(),
+                               base="release", must_flag=("did not run the judge's code",))]
 
 
 def build_class(work: Path, extra_damaged: bool = True) -> tuple[Path, dict[str, planner.Submission], dict]:
-    course = planner.make_course(work / "course", [CH], REPO)
+    course = toycourse.make(work / "course")
     rel = planner.generate(course, CH, course / "gradebook.db")
-    (course / "tests").symlink_to(REPO / "tests")  # the known answers
-    subs = {s.student: s for s in planner.plan(CH, course, tamper=False, attacks=True)
-            if s.student in ("solution", "empty", "mutants-1", "alternatives-1", "attack-blank-later-cells")}
+    subs = {s.student: s for s in toy_class()}
     planner.write_submissions(course, CH, list(subs.values()), rel)
     damaged = planner.write_damaged(course, CH, rel) if extra_damaged else {}
     return course, subs, damaged
 
 
 def grade_class_cli(course: Path, *args: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}")
     return subprocess.run([sys.executable, "-m", "course.grading", "grade-class", CH, "--seed", str(SEED), *args],
-                          cwd=course, env=env, capture_output=True, text=True, timeout=1800)
+                          cwd=course, env=nbgrader_io.env(), capture_output=True, text=True, timeout=1800)
 
 
 def digest(folder: Path) -> dict[str, str]:
@@ -131,9 +145,9 @@ def test_feedback_has_messages_but_no_hidden_code_unless_asked(graded_class):
     course = graded_class["course"]
     text = (course / "feedback" / "mutants-1" / CH / "grader.md").read_text()
     assert "failed" in text and "def probe_" not in text
-    from course.grading import classgrade as cg
-    results = {CH: {"mutants-1": graded_class["reports"]["mutants-1"]}}
-    cg.write_feedback(course, results, [CH], show_tests=True)
+    from course.grading.records import Report
+    results = classgrade.ClassResult(reports={CH: {"mutants-1": Report.from_json(graded_class["reports"]["mutants-1"])}})
+    classgrade.write_feedback(course, results, [CH], show_tests=True)
     assert "def probe_" in (course / "feedback" / "mutants-1" / CH / "grader.md").read_text()
 
 
@@ -148,8 +162,8 @@ def test_the_attack_is_flagged_in_the_class_table(graded_class):
 @pytest.mark.xdist_group("classgrade")
 def test_an_lms_zip_is_collected_into_submitted(tmp_path):
     import zipfile
-    course = planner.make_course(tmp_path / "course", [CH], REPO)
-    release_nb = REPO / "release" / CH / f"{CH}.ipynb"
+    course = toycourse.make(tmp_path / "course")
+    release_nb = planner.generate(course, CH, course / "gradebook.db") / f"{CH}.ipynb"
     archive = tmp_path / "download.zip"
     with zipfile.ZipFile(archive, "w") as zf:
         for student in ("alice", "bob"):
@@ -157,6 +171,13 @@ def test_an_lms_zip_is_collected_into_submitted(tmp_path):
     classgrade.collect_zip(course, CH, archive, r".*/(?P<student_id>[^/_]+)_(?P<file_id>[^/]+)\.ipynb$")
     assert classgrade.students_of(course, CH) == ["alice", "bob"]
     assert (course / "submitted" / "alice" / CH / f"{CH}.ipynb").read_bytes() == release_nb.read_bytes()
+    bomb = tmp_path / "bomb.zip"
+    with zipfile.ZipFile(bomb, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr(f"carol_{CH}.ipynb", "{}")
+        zf.writestr("carol_big.bin", b"\0" * (300 * 2 ** 20))
+    with pytest.raises(RuntimeError, match="zip bomb"):
+        classgrade.collect_zip(course, CH, bomb, r".*/(?P<student_id>[^/_]+)_(?P<file_id>[^/]+)\.ipynb$")
+    assert "carol" not in classgrade.students_of(course, CH)
 
 
 # --- PostgreSQL: the gradebook of a class that outgrows one machine -------------------------------
@@ -205,15 +226,14 @@ def postgres(tmp_path_factory):
 @pytest.mark.xdist_group("postgres")
 def test_two_graders_write_one_postgresql_gradebook_at_once(postgres, tmp_path):
     course, subs, _ = build_class(tmp_path, extra_damaged=False)
-    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}", COURSE_JUDGE_SEED=str(SEED))
-    nbgrader = str(Path(sys.executable).parent / "nbgrader")
-    subprocess.run([nbgrader, "generate_assignment", CH, "--force", f"--CourseDirectory.db_url={postgres}"],
-                   cwd=course, env=env, check=True, capture_output=True)
+    env = nbgrader_io.env()
+    nbgrader_io.run(["generate_assignment", CH, "--force"], course, postgres)
     students = sorted(subs)
     halves = [students[::2], students[1::2]]
     procs = []
     for half in halves:
-        args = [sys.executable, "-m", "course.grading", "autograde", CH, "--force", "--db-url", postgres]
+        args = [sys.executable, "-m", "course.grading", "autograde", CH, "--force", "--db-url", postgres,
+                "--seed", str(SEED), "--jobs", "1", "--no-progress"]
         for s in half:
             args += ["--student", s]
         procs.append(subprocess.Popen(args, cwd=course, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -228,5 +248,80 @@ def test_two_graders_write_one_postgresql_gradebook_at_once(postgres, tmp_path):
             snb = gb.find_submission_notebook(CH, CH, s)
             got[s] = {g.name: (float(g.score), float(g.max_score)) for g in snb.grades}
     g = planner.Graded(course=course, scores=got, seconds={}, submissions=list(subs.values()), mode="stock")
+    assert len(got) == len(students)
     bad = planner.problems(g)
     assert not bad, "\n".join(bad)
+
+
+# --- Dask: the worker phase on a real cluster of this machine ------------------------------------
+
+@pytest.fixture(scope="module")
+def dask_cluster(tmp_path_factory):
+    """A real ``dask.distributed`` scheduler and two single-threaded worker processes on 127.0.0.1."""
+    pytest.importorskip("distributed")
+    d = tmp_path_factory.mktemp("dask")
+    sched_file = d / "scheduler.json"
+    bindir = Path(sys.executable).parent
+    env = nbgrader_io.env({"DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": "3"})
+    procs = [subprocess.Popen([str(bindir / "dask"), "scheduler", "--host", "127.0.0.1", "--port", "0",
+                               "--no-dashboard", "--scheduler-file", str(sched_file)],
+                              env=env, stdout=open(d / "scheduler.log", "w"), stderr=subprocess.STDOUT,
+                              start_new_session=True)]
+    for _ in range(120):
+        if sched_file.is_file() and json.loads(sched_file.read_text() or "{}").get("address"):
+            break
+        time.sleep(0.5)
+    address = json.loads(sched_file.read_text())["address"]
+    for i in range(2):
+        procs.append(subprocess.Popen([str(bindir / "dask"), "worker", address, "--nthreads", "1", "--nworkers", "1",
+                                       "--no-dashboard", "--memory-limit", "0", "--name", f"grader-{i}",
+                                       "--local-directory", str(d / f"w{i}")],
+                                      env=env, stdout=open(d / f"worker-{i}.log", "w"), stderr=subprocess.STDOUT,
+                                      start_new_session=True))
+    from distributed import Client
+    with Client(address, timeout=60) as client:
+        client.wait_for_workers(2, timeout=120)
+    yield address, d
+    import signal as _signal
+    for p in procs[::-1]:
+        try:
+            os.killpg(p.pid, _signal.SIGTERM)
+            p.wait(timeout=30)
+        except Exception:  # noqa: BLE001
+            os.killpg(p.pid, _signal.SIGKILL)
+
+
+@pytest.mark.xdist_group("classgrade")
+def test_a_dask_cluster_grades_the_class_like_the_local_pool_and_survives_a_killed_worker(dask_cluster, graded_class,
+                                                                                          tmp_path):
+    import signal as _signal
+
+    from distributed import Client
+
+    address, logs = dask_cluster
+    course, subs, _ = build_class(tmp_path, extra_damaged=False)
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "course.grading", "grade-class", CH, "--seed", str(SEED),
+                             "--dask", address, "--no-progress"], cwd=course, env=nbgrader_io.env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    killed = None
+    with Client(address, timeout=60) as client:
+        end = time.monotonic() + 600
+        while time.monotonic() < end and proc.poll() is None:
+            busy = {w: ts for w, ts in client.processing().items() if ts}
+            if busy:
+                victim = sorted(busy)[0]
+                pid = client.run(os.getpid, workers=[victim])[victim]
+                time.sleep(3)  # well inside the submission's sandboxed run
+                os.kill(pid, _signal.SIGKILL)
+                killed = (victim, pid)
+                break
+            time.sleep(0.2)
+    out, err = proc.communicate(timeout=1800)
+    seconds = time.perf_counter() - t0
+    print(out[-4000:], err[-2000:], f"\n[dask] graded {len(subs)} submissions in {seconds:.1f} s; killed {killed}")
+    assert killed is not None, "no task was ever running on a worker"
+    assert proc.returncode == 0, out[-3000:] + err[-3000:]
+    scores = planner.read_scores(course / "gradebook.db", CH, CH)
+    local = {s: graded_class["scores"][s] for s in subs}
+    assert scores == local, f"Dask and the local pool disagree:\n{scores}\n{local}"

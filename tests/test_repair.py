@@ -6,7 +6,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course.grading import planner, repair
+from course.grading import known as planner, repair
 from tools.nbtool import md, setup, solution, write
 from tools.nbtool import tests as graded_cell
 
@@ -50,7 +50,8 @@ def stage(course, student, nb_or_text, filename=f"{CH}.ipynb"):
     (d / filename).write_text(nb_or_text if isinstance(nb_or_text, str) else json.dumps(nb_or_text))
     (d / "timestamp.txt").write_text("2026-12-01 10:00:00")
     before = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in d.iterdir()}
-    rep = repair.stage(d, course / "staged" / student / CH, CH, course / "release" / CH / f"{CH}.ipynb", student)
+    rep, taken = repair.stage(d, course / "staged" / student / CH, CH, course / "release" / CH / f"{CH}.ipynb", student)
+    assert not taken.dropped
     after = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in d.iterdir()}
     assert before == after, "the submitted files must never change"
     out = nbformat.read(str(course / "staged" / student / CH / f"{CH}.ipynb"), as_version=4)

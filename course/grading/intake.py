@@ -9,9 +9,11 @@ one into a fresh folder of the instructor's and returns an
   and never opens a FIFO, a device or a socket: it looks at each entry with
   ``lstat`` and opens only regular files, non-blocking, checking again with
   ``fstat`` on the opened descriptor;
-* refuses a submitted notebook that is not a regular file of its own (a
-  symbolic link, or a hard link shared with another file): that submission is
-  graded as unanswered, and says why;
+* refuses a submitted notebook that is not a regular file (a symbolic link
+  to a classmate's notebook, a device): that submission is graded as
+  unanswered, and says why. (A hard link is copied as the file it is: it can
+  only be made to a file its maker could already read, so it reveals nothing
+  that a plain copy would not.);
 * drops every other link, special file, hidden entry and file with an
   unprintable name, and caps the number of files, the bytes per file, the
   bytes in all and the folder depth (:class:`~course.grading.config.Limits`);
@@ -87,7 +89,7 @@ class IntakeReport:
         out = []
         if self.refused:
             out.append("notebook refused")
-        if "symbolic link" in text or "hard link" in text:
+        if "symbolic link" in text:
             out.append("links dropped")
         if "not a regular file" in text:
             out.append("special files dropped")
@@ -186,13 +188,6 @@ class _Walk:
                     self.report.refused = f"{_shown(name)} is {what}, not the notebook file itself: not graded"
                 else:
                     self.report.note(f"{_shown(path)} is {what}: not copied (not a regular file)")
-                continue
-            if st.st_nlink > 1:
-                if top_notebook:
-                    self.report.refused = (f"{_shown(name)} is a hard link shared with another file "
-                                           f"({st.st_nlink} names): not graded")
-                else:
-                    self.report.note(f"{_shown(path)} is a hard link shared with another file: not copied")
                 continue
             if self.report.files >= self.limits.intake_files:
                 self.report.note(f"more than the cap of {self.limits.intake_files} files: the rest was not copied")

@@ -167,7 +167,7 @@ class Report:
             words.append("repaired")
         if "sandbox degraded" in text:
             words.append("sandbox degraded")
-        if "not graded" in text:
+        if any(f.startswith("not graded") for f in self.flags):
             words.append("NOT GRADED")
         return list(dict.fromkeys(words))
 

@@ -1,0 +1,78 @@
+"""The student repository (``make publish``): what a student may see, and provably nothing else."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO
+from course.grading import publish
+
+
+@pytest.fixture(scope="module")
+def published(tmp_path_factory):
+    dest = tmp_path_factory.mktemp("student") / "repo"
+    proc = subprocess.run([sys.executable, "-m", "course.grading", "publish", str(dest)], cwd=REPO,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return dest
+
+
+def test_it_holds_the_release_the_landing_page_and_the_student_helpers(published):
+    chapters = sorted(p.name for p in (REPO / "release").iterdir() if p.is_dir())
+    assert sorted(p.name for p in (published / "release").iterdir()) == chapters
+    for ch in chapters:
+        assert (published / "release" / ch / f"{ch}.ipynb").read_bytes() == \
+            (REPO / "release" / ch / f"{ch}.ipynb").read_bytes()
+    assert (published / "index.ipynb").is_file() and (published / "postBuild").stat().st_mode & 0o111
+    assert {"Makefile", "README.md", "pyproject.toml", "environment.yml"} <= {p.name for p in published.iterdir()}
+    assert (published / "course" / "checks.py").is_file() and (published / "course" / "lab.py").is_file()
+    assert 'packages = ["course"]' in (published / "pyproject.toml").read_text()
+    assert (published / "environment.yml").read_text() == (REPO / "environment.yml").read_text()
+
+
+def test_it_holds_no_solution_probe_or_instructor_tool(published):
+    assert publish.check(published) == []
+    for bad in ("source", "tests", "course/grading", "nbgrader_config.py", "benchmarks", "tools", ".ci"):
+        assert not (published / bad).exists(), bad
+    assert not list(published.rglob("judge.py"))
+    text = "\n".join(p.read_text(errors="replace") for p in published.rglob("*") if p.is_file())
+    assert "def probe_" not in text and "judge.probe" not in text and "BEGIN SOLUTION" not in text
+
+
+def test_the_check_would_catch_a_leak(published, tmp_path):
+    import shutil
+    leaky = tmp_path / "leaky"
+    shutil.copytree(published, leaky, ignore=shutil.ignore_patterns(".git"))
+    secret = sorted(publish.secret_lines())
+    nb_path = next((leaky / "release").glob("*/*.ipynb"))
+    nb = json.loads(nb_path.read_text())
+    nb["cells"][-1]["source"] = secret[len(secret) // 2]
+    nb_path.write_text(json.dumps(nb))
+    (leaky / "source").mkdir()
+    (leaky / "extra").mkdir()
+    (leaky / "extra" / "judge.py").write_text("@judge.probe('x')\ndef probe_x(seed):\n    pass\n")
+    problems = " | ".join(publish.check(leaky))
+    assert "solution line" in problems and "source is in" in problems and "a judge file" in problems
+
+
+def test_the_student_repository_sets_up_its_own_lab(published):
+    import sysconfig
+    # As in the student's own environment: the published helpers, and the site-packages without this checkout's
+    # editable install (-S skips the .pth file that maps `course` here).
+    env = dict(os.environ, PYTHONPATH=f"{published}:{sysconfig.get_paths()['purelib']}",
+               PATH=f"{os.path.dirname(sys.executable)}:{os.environ['PATH']}")
+    where = subprocess.run([sys.executable, "-S", "-c", "import course, importlib.util; print(course.__file__); "
+                            "print(importlib.util.find_spec('course.grading'))"], cwd=published, env=env,
+                           capture_output=True, text=True, check=True).stdout.split("\n")
+    assert where[0].startswith(str(published)) and where[1] == "None"
+    proc = subprocess.run([sys.executable, "-S", "-m", "course.lab", "student", str(published)], cwd=published, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    work = published / "my_work"
+    assert (work / "index.ipynb").is_file()
+    assert sorted(p.name for p in work.iterdir() if p.is_dir() and not p.name.startswith(".")) == \
+        sorted(p.name for p in (published / "release").iterdir())
