@@ -285,3 +285,30 @@ def training_loop(model: nn.Module, x: torch.Tensor, optimizer: torch.optim.Opti
         del loss
 
     return run
+
+
+# --- which ops really ran (for recomputation under checkpointing) -----------------------------------
+
+def count_ops(fn: Callable[[], Any]) -> dict[str, int]:
+    """Run ``fn()`` and return how many times each aten op was *computed* during it (``{"addmm": 6, ...}``).
+
+    A ``TorchDispatchMode`` counts the ops that reach the kernels, backward included. Unlike the profiler,
+    which records every call, it does not count an op whose result selective activation checkpointing hands
+    back from its cache during recomputation: the count is the work that was done.
+    """
+    from collections import Counter
+
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class _Count(TorchDispatchMode):
+        def __init__(self) -> None:
+            super().__init__()
+            self.counts: Counter = Counter()
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.counts[func.overloadpacket.__name__] += 1
+            return func(*args, **(kwargs or {}))
+
+    with _Count() as mode:
+        fn()
+    return dict(mode.counts)

@@ -193,3 +193,22 @@ def test_training_loop_retain_graph_raises_the_allocator_peak():
         activations = probe.breakdown(list(m.parameters()) + [x])["activations"]
     del loss
     assert peaks[True] - peaks[False] <= activations
+
+
+def test_count_ops_counts_computed_ops_and_checkpoint_recomputation():
+    import functools
+
+    from torch.utils.checkpoint import CheckpointPolicy, checkpoint, create_selective_checkpoint_contexts
+
+    torch.manual_seed(0)
+    blk = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.GELU(), torch.nn.Linear(8, 4))
+    x = torch.randn(3, 4, requires_grad=True)
+    assert AT.count_ops(lambda: x.exp().sin())["exp"] == 1
+    plain = AT.count_ops(lambda: blk(x).sum().backward())
+    full = AT.count_ops(lambda: checkpoint(blk, x, use_reentrant=False).sum().backward())
+    policy = functools.partial(create_selective_checkpoint_contexts,
+                               lambda ctx, op, *a, **k: CheckpointPolicy.MUST_SAVE if op is torch.ops.aten.addmm.default
+                               else CheckpointPolicy.PREFER_RECOMPUTE)
+    sac = AT.count_ops(lambda: checkpoint(blk, x, use_reentrant=False, context_fn=policy).sum().backward())
+    assert plain["gelu"] == 1 and full["gelu"] == 2 and sac["gelu"] == 2      # GELU recomputed by both
+    assert plain["addmm"] == 2 and full["addmm"] > 2 and sac["addmm"] == 2    # matmuls: only full recomputes

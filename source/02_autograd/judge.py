@@ -210,12 +210,20 @@ def probe_graph_leaves(seed):
     detached = leaf.detach() * 2
     with torch.no_grad():
         made = leaf * 2 + 1
+    other = torch.randn(shape, generator=g).requires_grad_(True)
+    partial = [("leaf.detach() * 2 + leaf", detached + leaf),
+               ("(no_grad result * leaf).sum()", (made * leaf).sum()),
+               ("cat([constant, leaf.exp()]).sin() * cat([other, other])",
+                torch.cat([constant, leaf.exp()]).sin() * torch.cat([other, other]))]
+    structures = [graph_structure(expr) for _, expr in partial]
     vleaf = torch.randn(3, requires_grad=True)
-    return {"visible": [graph_nodes(vleaf), graph_nodes(vleaf.detach() * 2)],
+    return {"visible": [graph_nodes(vleaf), graph_nodes(vleaf.detach() * 2), graph_nodes(vleaf.detach() * 2 + vleaf)],
             "cases": [("a leaf of shape %s" % (shape,), graph_nodes(leaf)),
                       ("a tensor that never required grad", graph_nodes(constant)),
                       ("leaf.detach() * 2", graph_nodes(detached)),
-                      ("a tensor made under torch.no_grad()", graph_nodes(made))]}
+                      ("a tensor made under torch.no_grad()", graph_nodes(made))],
+            "partial": [(label, graph_nodes(expr)) for label, expr in partial],
+            "structures": structures}
 
 
 @probe_graph_leaves.verdict
@@ -223,66 +231,118 @@ def _(got, ref):
     with visible():
         C.check_equal(got["visible"][0], [], name="graph_nodes(leaf)", hint="a leaf has grad_fn None: return []")
         C.check_equal(got["visible"][1], [], name="graph_nodes(leaf.detach() * 2)")
+        _check_names(got["visible"][2], "leaf.detach() * 2 + leaf")
+        C.check_equal(sorted(got["visible"][2]), sorted(ref["visible"][2]), name="sorted(graph_nodes(leaf.detach() * 2 + leaf))",
+                      hint="the detached product has no node (a (None, 0) entry); the leaf keeps its AccumulateGrad")
     for label, names in got["cases"]:
         C.check_equal(names, [], name=f"graph_nodes({label})",
                       hint="no grad_fn means no backward nodes: return [] before walking")
+    for (label, names), (labels, _) in zip(got["partial"], ref["structures"]):
+        _check_names(names, label)
+        C.check_equal(_counts(names), _counts(labels), name=f"node counts of graph_nodes({label})",
+                      hint="skip the (None, 0) entries of the parts without history, and keep every node that leads "
+                           "to a leaf")
 
 
 # =====================================================================================================
 # Exercise 2.2 · SoftClip / soft_clip
 # clause -> test
-#   forward: limit * tanh(x / limit), any shape, float32 and float64 ......... test_soft_clip_forward
-#   limit a positive float or int ............................................ test_soft_clip_forward, _backward
-#   x not modified in place .................................................. test_soft_clip_forward
-#   backward: grad_output * local derivative (agrees with autograd) ......... test_soft_clip_backward
-#   one gradient per input, None for limit (else backward raises) ........... test_soft_clip_backward, _gradcheck
-#   gradcheck in float64 (here: backward vs central differences, judged) ..... test_soft_clip_gradcheck
-#   soft_clip goes through SoftClip.apply ..................................... test_soft_clip_uses_function
-#   tensors saved with ctx.save_for_backward ................................. test_soft_clip_uses_function
+#   x: any shape, float32 and float64; limit: a float, an int, a 0-dim tensor, a per-feature tensor  test_soft_clip_forward
+#   forward returns limit * tanh(x / limit), x's shape and dtype ................................... test_soft_clip_forward
+#   neither x nor limit modified ..................................................................... test_soft_clip_forward
+#   gradient for x: grad_output * dy/dx (number and tensor limits, leaf and intermediate x) ......... test_soft_clip_backward
+#   None for a number limit (a tensor there makes backward raise) ................................... test_soft_clip_backward
+#   each call keeps its own limit: two calls, one graph, one backward ............................... test_soft_clip_backward,
+#                                                                                                     test_soft_clip_limit_grad
+#   gradient for a tensor limit: grad_output * dy/dlimit, summed to limit's shape (0-dim, per
+#     feature, ranks 1 to 3, float32, x without grad, saturated logits) ............................. test_soft_clip_limit_grad
+#   backward agrees with central differences of forward, for x and for limit, float64 (and torch's
+#     gradcheck run in the kernel agrees); the values are the reference's ........................... test_soft_clip_gradcheck
+#   soft_clip goes through SoftClip.apply; tensors saved with ctx.save_for_backward; its values ...... test_soft_clip_uses_function
 # =====================================================================================================
+
+@judge.shared
+def soft_inputs(seed, specs):
+    """(x, limit) pairs from an explicit generator; specs are (shape, dtype, kind), kind one of
+    "float", "int", "scalar" (a 0-dim tensor) and "feature" (one value per feature of the last dimension)."""
+    g = torch.Generator().manual_seed(seed)
+    out = []
+    for shape, dtype, kind in specs:
+        x = torch.randn(shape, generator=g, dtype=dtype) * 3
+        if kind == "float":
+            limit = 0.5 + 3.5 * float(torch.rand((), generator=g))
+        elif kind == "int":
+            limit = int(torch.randint(1, 5, (), generator=g))
+        elif kind == "scalar":
+            limit = torch.rand((), generator=g, dtype=dtype) * 3.5 + 0.5
+        else:
+            limit = torch.rand(shape[-1], generator=g, dtype=dtype) * 3.5 + 0.5
+        out.append((x, limit))
+    return out
+
+
+def _limit_label(limit):
+    if isinstance(limit, (int, float)):
+        return repr(limit)
+    return f"a tensor limit of shape {tuple(limit.shape)}"
+
 
 @judge.probe("test_soft_clip_forward")
 def probe_soft_forward(seed):
-    g = torch.Generator().manual_seed(seed)
-    specs = [(torch.float32, (7,), 0.5 + 3.5 * float(torch.rand((), generator=g))),
-             (torch.float64, (3, 4, 5), 0.5 + 3.5 * float(torch.rand((), generator=g))),
-             (torch.float32, (2, 1, 6), 3), (torch.float64, (1,), 1.0)]
-    inputs = [(torch.randn(shape, generator=g, dtype=dtype) * 3, limit) for dtype, shape, limit in specs]
+    f32, f64 = torch.float32, torch.float64
+    cases = soft_inputs(seed, [((7,), f32, "float"), ((3, 4, 5), f64, "float"), ((2, 1, 6), f32, "int"),
+                               ((1,), f64, "float"), ((4, 3), f64, "feature"), ((2, 3, 5), f32, "feature"),
+                               ((5,), f64, "scalar"), ((3, 2), f32, "scalar")])
     vis = torch.tensor([-10.0, -1.0, 0.0, 0.5, 10.0])
-    out = {"visible": soft_clip(vis.clone(), 2.0), "cases": []}
-    for x, limit in inputs:
+    vx = torch.tensor([[3.0, -0.5, 8.0], [-4.0, 0.25, 1.0]], dtype=f64)
+    vl = torch.tensor([1.0, 2.0, 4.0], dtype=f64)
+    out = {"visible": [soft_clip(vis.clone(), 2.0), soft_clip(vx.clone(), vl.clone())], "cases": []}
+    for x, limit in cases:
         y = soft_clip(x, limit)
-        out["cases"].append({"limit": limit, "y": y, "dtype": y.dtype, "x_after": x})
+        out["cases"].append({"limit": limit, "y": y, "dtype": getattr(y, "dtype", None), "x_after": x,
+                             "shape": tuple(x.shape), "x_dtype": x.dtype})
     return out
 
 
 @probe_soft_forward.verdict
 def _(got, ref):
     with visible():
-        C.check_close(got["visible"], ref["visible"], name="soft_clip(x, 2.0)")
+        C.check_close(got["visible"][0], ref["visible"][0], name="soft_clip(x, 2.0)")
+        C.check_close(got["visible"][1], ref["visible"][1], name="soft_clip(x of shape (2, 3), one limit per feature)")
     for g, r in zip(got["cases"], ref["cases"]):
-        label = f"soft_clip(x of shape {tuple(r['y'].shape)}, {r['limit']!r})"
-        C.check_tensor(g["y"], label, shape=tuple(r["y"].shape))
+        label = f"soft_clip(x of shape {r['shape']}, {r['x_dtype']}, {_limit_label(r['limit'])})"
+        C.check_tensor(g["y"], label, shape=r["shape"])
         C.check_equal(g["dtype"], r["dtype"], name=f"dtype of {label}", hint="keep the dtype of x")
-        C.check_close(g["y"], r["y"], name=label, hint="limit * tanh(x / limit)")
+        C.check_close(g["y"], r["y"], name=label, hint="limit * tanh(x / limit), for a number or a tensor limit")
         C.check_close(g["x_after"], r["x_after"], name=f"x after {label}",
                       hint="do not modify x in place (no div_, mul_, tanh_ on x)")
+        if isinstance(r["limit"], torch.Tensor):
+            C.check_close(g["limit"], r["limit"], name=f"limit after {label}", hint="do not modify limit")
 
 
 @judge.probe("test_soft_clip_backward")
 def probe_soft_backward(seed):
+    f64 = torch.float64
     g = torch.Generator().manual_seed(seed)
-    specs = [((4, 3), 0.7), ((2, 3, 5), 2.5), ((9,), 4), ((1,), 1.0)]
-    data = [((torch.randn(shape, generator=g, dtype=torch.float64) * 2), torch.randn(shape, generator=g, dtype=torch.float64), limit)
-            for shape, limit in specs]
-    vx = torch.randn(6, generator=g, dtype=torch.float64)
-    vup = torch.randn(6, generator=g, dtype=torch.float64)
-    nonleaf_base = torch.randn(3, 2, generator=g, dtype=torch.float64)
-    nonleaf_up = torch.randn(3, 2, generator=g, dtype=torch.float64)
+    numbers = [((4, 3), 0.7), ((2, 3, 5), 2.5), ((9,), 4), ((1,), 1.0)]
+    data = [(torch.randn(shape, generator=g, dtype=f64) * 2, torch.randn(shape, generator=g, dtype=f64), limit)
+            for shape, limit in numbers]
+    tensors = [(x, torch.randn(x.shape, generator=g, dtype=x.dtype), limit, wants)
+               for (x, limit), wants in zip(soft_inputs(seed + 1, [((5, 3), f64, "feature"), ((2, 4), f64, "scalar"),
+                                                                    ((3, 2, 4), torch.float32, "feature")]),
+                                            (False, True, True))]
+    vx, vup = torch.randn(6, generator=g, dtype=f64), torch.randn(6, generator=g, dtype=f64)
+    vx2, vup2 = torch.randn(4, 3, generator=g, dtype=f64), torch.randn(4, 3, generator=g, dtype=f64)
+    nonleaf_base, nonleaf_up = torch.randn(3, 2, generator=g, dtype=f64), torch.randn(3, 2, generator=g, dtype=f64)
+    pair = [torch.randn(3, 4, generator=g, dtype=f64) for _ in range(4)]
+    pair_t = [(torch.randn(2, 3, generator=g, dtype=f64), torch.rand(3, generator=g, dtype=f64) + 0.3,
+               torch.randn(2, 3, generator=g, dtype=f64)) for _ in range(2)]
     out = {}
     xa = vx.clone().requires_grad_(True)
     soft_clip(xa, 1.5).backward(vup)
-    out["visible"] = xa.grad
+    xc = vx2.clone().requires_grad_(True)
+    soft_clip(xc, torch.tensor([0.5, 1.0, 3.0], dtype=f64)).backward(vup2)
+    out["visible"] = [xa.grad, xc.grad]
     out["cases"] = []
     for x, up, limit in data:
         xl = x.clone().requires_grad_(True)
@@ -290,54 +350,153 @@ def probe_soft_backward(seed):
         rg = y.requires_grad
         y.backward(up)
         out["cases"].append({"shape": tuple(x.shape), "limit": limit, "requires_grad": rg, "grad": xl.grad})
+    for x, up, limit, wants in tensors:
+        xl = x.clone().requires_grad_(True)
+        lim = limit.clone().requires_grad_(wants)
+        soft_clip(xl, lim).backward(up)
+        out["cases"].append({"shape": tuple(x.shape), "limit": limit, "requires_grad": True, "grad": xl.grad})
     base = nonleaf_base.clone().requires_grad_(True)
     soft_clip(base * 2.0, 0.8).backward(nonleaf_up)      # x is an intermediate result
     out["nonleaf"] = base.grad
+    a, b = pair[0].clone().requires_grad_(True), pair[1].clone().requires_grad_(True)
+    ya, yb = soft_clip(a, 0.6), soft_clip(b, 2.2)        # two calls before one backward
+    ((ya * pair[2]).sum() + (yb * pair[3]).sum()).backward()
+    out["two_numbers"] = [a.grad, b.grad]
+    (xa1, la1, ua1), (xa2, la2, ua2) = pair_t
+    c1, c2 = xa1.clone().requires_grad_(True), xa2.clone().requires_grad_(True)
+    yc1, yc2 = soft_clip(c1, la1.clone().requires_grad_(True)), soft_clip(c2, (la2 * 3).requires_grad_(True))
+    ((yc1 * ua1).sum() + (yc2 * ua2).sum()).backward()
+    out["two_tensors"] = [c1.grad, c2.grad]
     return out
 
 
 @probe_soft_backward.verdict
 def _(got, ref):
     with visible():
-        C.check_close(_grad_or_fail(got["visible"], "x"), ref["visible"], name="x.grad",
-                      hint="backward must return grad_output * (1 - tanh(x / limit)**2), and None for limit")
+        C.check_close(_grad_or_fail(got["visible"][0], "x"), ref["visible"][0], name="x.grad (limit 1.5)",
+                      hint="backward must return grad_output * (1 - tanh(x / limit)**2) for x, and None for a number")
+        C.check_close(_grad_or_fail(got["visible"][1], "x"), ref["visible"][1],
+                      name="x.grad (shape (4, 3), one limit per feature)")
     for g, r in zip(got["cases"], ref["cases"]):
-        label = f"x (shape {r['shape']}, limit {r['limit']})"
+        label = f"x (shape {r['shape']}, {_limit_label(r['limit'])})"
         C.check_true(g["requires_grad"] is True, "soft_clip(x, limit) does not require grad although x does",
                      hint="return the output of SoftClip.apply(x, limit)")
         C.check_close(_grad_or_fail(g["grad"], label), r["grad"], name=f"{label}.grad",
-                      hint="multiply the local derivative by grad_output; the derivative is 1 - tanh(x / limit)**2")
+                      hint="multiply the local derivative by grad_output; with u = x / limit it is 1 - tanh(u)**2")
     C.check_close(_grad_or_fail(got["nonleaf"], "base"), ref["nonleaf"], name="gradient through soft_clip(base * 2, 0.8)")
+    hint = ("each call must use its own limit: keep it on ctx (an attribute for a number, save_for_backward for a "
+            "tensor), never on the class, which the second call overwrites")
+    for k, (g, r) in enumerate(zip(got["two_numbers"], ref["two_numbers"])):
+        C.check_close(_grad_or_fail(g, "x"), r, name=f"x.grad of call {k + 1} of soft_clip(a, 0.6), soft_clip(b, 2.2) "
+                      "in one graph", hint=hint)
+    for k, (g, r) in enumerate(zip(got["two_tensors"], ref["two_tensors"])):
+        C.check_close(_grad_or_fail(g, "x"), r, name=f"x.grad of call {k + 1} of two calls with different tensor "
+                      "limits in one graph", hint=hint)
+
+
+@judge.probe("test_soft_clip_limit_grad")
+def probe_soft_limit(seed):
+    f64 = torch.float64
+    g = torch.Generator().manual_seed(seed)
+    specs = [((5, 3), f64, "feature"), ((4,), f64, "scalar"), ((2, 3, 4), torch.float32, "feature"),
+             ((6, 2), f64, "scalar"), ((3,), f64, "feature")]
+    cases = [(x, limit, torch.randn(x.shape, generator=g, dtype=x.dtype)) for x, limit in soft_inputs(seed + 2, specs)]
+    vx = torch.randn(5, 3, generator=g, dtype=f64)
+    vup = torch.randn(5, 3, generator=g, dtype=f64)
+    shared_x = torch.randn(4, 3, generator=g, dtype=f64)
+    ups = [torch.randn(4, 3, generator=g, dtype=f64) for _ in range(2)]
+    limits = [torch.rand(3, generator=g, dtype=f64) + 0.3, torch.rand(3, generator=g, dtype=f64) * 3 + 1.0]
+    out = {}
+    vl = torch.tensor([0.8, 1.5, 3.0], dtype=f64, requires_grad=True)
+    soft_clip(vx.clone(), vl).backward(vup)
+    out["visible"] = vl.grad
+    out["cases"] = []
+    for k, (x, limit, up) in enumerate(cases):
+        lim = limit.clone().requires_grad_(True)
+        xin = x.clone().requires_grad_(k % 2 == 0)           # x with and without grad
+        soft_clip(xin, lim).backward(up)
+        out["cases"].append({"shape": tuple(x.shape), "limit_shape": tuple(limit.shape),
+                             "x_requires_grad": k % 2 == 0, "grad": lim.grad})
+    saturated = torch.tensor([[30.0, -25.0, 0.5], [2.0, 40.0, -0.1]], dtype=f64)   # tanh(x / limit) rounds to +-1
+    ls = torch.tensor([0.5, 1.0, 2.0], dtype=f64, requires_grad=True)
+    soft_clip(saturated, ls).backward(torch.ones(2, 3, dtype=f64))
+    out["saturated"] = ls.grad
+    l1, l2 = limits[0].clone().requires_grad_(True), limits[1].clone().requires_grad_(True)
+    y1, y2 = soft_clip(shared_x, l1), soft_clip(shared_x, l2)   # two calls, one graph
+    ((y1 * ups[0]).sum() + (y2 * ups[1]).sum()).backward()
+    out["two_calls"] = [l1.grad, l2.grad]
+    return out
+
+
+@probe_soft_limit.verdict
+def _(got, ref):
+    hint = ("with u = x / limit and t = tanh(u), dy/dlimit = t - u * (1 - t**2) (product rule and chain rule); "
+            "multiply by grad_output and sum over the broadcast dimensions")
+    with visible():
+        C.check_close(_grad_or_fail(got["visible"], "limit", hint="return the limit's gradient when it is a tensor "
+                                    "that requires grad (not None)"), ref["visible"], name="limit.grad (one per feature)",
+                      hint=hint)
+    for g, r in zip(got["cases"], ref["cases"]):
+        label = (f"limit of shape {r['limit_shape']} on x of shape {r['shape']}"
+                 + ("" if r["x_requires_grad"] else ", x without grad"))
+        grad = _grad_or_fail(g["grad"], label, hint="return a gradient for a tensor limit that requires grad, "
+                             "whether or not x requires grad (ctx.needs_input_grad[1])")
+        C.check_tensor(grad, name=f"{label}: limit.grad", shape=r["limit_shape"])
+        C.check_close(grad, r["grad"], name=f"{label}: limit.grad", hint=hint)
+    C.check_close(_grad_or_fail(got["saturated"], "limit"), ref["saturated"],
+                  name="limit.grad where tanh(x / limit) saturates (x up to 80 times the limit)",
+                  hint="where tanh rounds to 1, recovering u = x / limit from tanh (atanh) gives inf: keep x (or u)")
+    for k, (g, r) in enumerate(zip(got["two_calls"], ref["two_calls"])):
+        C.check_close(_grad_or_fail(g, f"limit of call {k + 1}"), r,
+                      name=f"limit.grad of call {k + 1} of two calls with different limits in one graph",
+                      hint="each call keeps its own limit (save_for_backward), never one stored on the class")
 
 
 @judge.probe("test_soft_clip_gradcheck")
 def probe_soft_gradcheck(seed):
+    f64 = torch.float64
     g = torch.Generator().manual_seed(seed)
     cases = []
-    for shape, limit in (((5,), 1.5), ((3, 4), 0.3 + 2.7 * float(torch.rand((), generator=g))), ((2, 2, 3), 2)):
-        x = torch.randn(shape, generator=g, dtype=torch.float64) * 2
-        v = torch.randn(shape, generator=g, dtype=torch.float64)
+    for shape, kind in (((5,), "number"), ((2, 3), "feature"), ((2, 1, 3), "scalar")):
+        x = torch.randn(shape, generator=g, dtype=f64) * 2
+        v = torch.randn(shape, generator=g, dtype=f64)
+        if kind == "number":
+            limit = 0.3 + 2.7 * float(torch.rand((), generator=g))
+        elif kind == "feature":
+            limit = torch.rand(shape[-1], generator=g, dtype=f64) * 2 + 0.4
+        else:
+            limit = torch.rand((), generator=g, dtype=f64) * 2 + 0.4
         cases.append((x, v, limit))
     out = []
+    step = 1e-6
     for x, v, limit in cases:
+        is_tensor = isinstance(limit, torch.Tensor)
         xg = x.clone().requires_grad_(True)
-        (soft_clip(xg, limit) * v).sum().backward()
-        step = 1e-6
-        plus, minus = [], []
+        lg = limit.clone().requires_grad_(True) if is_tensor else limit
+        y = soft_clip(xg, lg)
+        (y * v).sum().backward()
+        numeric = {}
         with torch.no_grad():
-            for i in range(x.numel()):
-                e = torch.zeros(x.numel(), dtype=torch.float64)
-                e[i] = step
-                e = e.view_as(x)
-                plus.append((soft_clip(x + e, limit) * v).sum())
-                minus.append((soft_clip(x - e, limit) * v).sum())
+            for name, base in (("x", x),) + ((("limit", limit),) if is_tensor else ()):
+                diffs = []
+                for i in range(base.numel()):
+                    e = torch.zeros(base.numel(), dtype=f64)
+                    e[i] = step
+                    e = e.view_as(base)
+                    if name == "x":
+                        plus, minus = soft_clip(x + e, limit), soft_clip(x - e, limit)
+                    else:
+                        plus, minus = soft_clip(x, limit + e), soft_clip(x, limit - e)
+                    diffs.append(((plus * v).sum() - (minus * v).sum()) / (2 * step))
+                numeric[name] = torch.stack(diffs).view(base.shape)
         try:
-            xc = x.clone().requires_grad_(True)
-            gc = torch.autograd.gradcheck(lambda t: soft_clip(t, limit), (xc,), raise_exception=False)
+            inputs = (x.clone().requires_grad_(True),) + ((limit.clone().requires_grad_(True),) if is_tensor else ())
+            fn = soft_clip if is_tensor else (lambda t, lim=limit: soft_clip(t, lim))
+            gc = torch.autograd.gradcheck(fn, inputs, raise_exception=False)
         except Exception as err:  # noqa: BLE001 - reported, not trusted
             gc = f"{type(err).__name__}: {err}"
-        out.append({"shape": tuple(x.shape), "limit": limit, "vjp": xg.grad, "plus": plus, "minus": minus,
-                    "step": step, "gradcheck": gc})
+        out.append({"shape": tuple(x.shape), "limit": limit, "y": y.detach(), "vjp_x": xg.grad,
+                    "vjp_limit": lg.grad if is_tensor else None, "numeric": numeric, "gradcheck": gc})
     return out
 
 
@@ -346,17 +505,22 @@ def _(got, ref):
     # The notebook's visible test runs torch's gradcheck in the kernel; here the judge makes its own comparison
     # (your backward's VJP against central differences of your forward), so a patched gradcheck changes nothing.
     for g, r in zip(got, ref):
-        label = f"soft_clip (shape {r['shape']}, limit {r['limit']})"
-        vjp = _grad_or_fail(g["vjp"], f"x of {label}")
-        C.check_equal(len(g["plus"]), len(r["plus"]), name=f"finite differences of {label}")
-        numeric = torch.stack([(p - m) / (2 * r["step"]) for p, m in zip(g["plus"], g["minus"])]).view(r["shape"])
-        C.check_close(vjp, numeric, name=f"{label}: your backward vs central differences of your forward",
+        label = f"soft_clip (x of shape {r['shape']}, {_limit_label(r['limit'])})"
+        C.check_close(g["y"], r["y"], name=f"{label}: the values",
+                      hint="the gradients are checked against your own forward: it must compute limit * tanh(x / limit)")
+        vjp = _grad_or_fail(g["vjp_x"], f"x of {label}")
+        C.check_close(vjp, g["numeric"]["x"], name=f"{label}: your gradient for x vs central differences of your forward",
                       rtol=1e-4, atol=1e-6,
-                      hint=f"gradcheck reported {g['gradcheck']!r}: the analytical Jacobian (your backward) "
-                           "differs from the numerical one; compare with d/dx limit*tanh(x/limit)")
+                      hint=f"gradcheck reported {str(g['gradcheck'])[:200]!r}: your backward is not the derivative of "
+                           "your forward in x")
+        if "limit" in r["numeric"]:
+            vjp_l = _grad_or_fail(g["vjp_limit"], f"the limit of {label}")
+            C.check_close(vjp_l, g["numeric"]["limit"],
+                          name=f"{label}: your gradient for limit vs central differences of your forward",
+                          rtol=1e-4, atol=1e-6, hint="d/dlimit [limit * tanh(x / limit)] = t - u * (1 - t**2)")
         # torch's gradcheck, run in your kernel, can only make you lose here (a patched one gains nothing):
         # it also fails when forward modifies its input in place, which the comparison above cannot see.
-        C.check_true(g["gradcheck"] is True, f"torch.autograd.gradcheck({label}) reported {g['gradcheck']!r}",
+        C.check_true(g["gradcheck"] is True, f"torch.autograd.gradcheck({label}) reported {str(g['gradcheck'])[:300]!r}",
                      hint="gradcheck perturbs x and calls your function again: a forward that modifies x in place "
                           "(div_, tanh_) corrupts every later evaluation")
 
@@ -366,10 +530,13 @@ def probe_soft_function(seed):
     g = torch.Generator().manual_seed(seed)
     x1 = torch.randn(4, generator=g).requires_grad_(True)
     x2 = torch.randn(3, 2, generator=g, dtype=torch.float64).requires_grad_(True)
+    l2 = (torch.rand(2, generator=g, dtype=torch.float64) + 0.5).requires_grad_(True)
+    x3 = torch.randn(5, generator=g, dtype=torch.float64).requires_grad_(True)
     out = []
-    for x, limit in ((x1, 2.0), (x2, 0.9)):
-        node = soft_clip(x, limit).grad_fn
-        out.append({"limit": limit, "node": None if node is None else type(node).__name__,
+    for x, limit in ((x1, 2.0), (x2, l2), (x3, 0.9)):
+        y = soft_clip(x, limit)
+        node = y.grad_fn
+        out.append({"limit": limit, "y": y, "node": None if node is None else type(node).__name__,
                     "saved": None if node is None else len(getattr(node, "saved_tensors", ()))})
     return out
 
@@ -377,15 +544,17 @@ def probe_soft_function(seed):
 @probe_soft_function.verdict
 def _(got, ref):
     for i, g in enumerate(got):
+        label = f"soft_clip(x, {_limit_label(ref[i]['limit'])})"
         with visible() if i == 0 else nullcontext():
-            C.check_true(g["node"] is not None, f"soft_clip(x, {g['limit']}).grad_fn is None",
-                         hint="return SoftClip.apply(x, limit)")
-            C.check_equal(g["node"], ref[i]["node"], name=f"type(soft_clip(x, {g['limit']}).grad_fn).__name__",
+            C.check_true(g["node"] is not None, f"{label}.grad_fn is None", hint="return SoftClip.apply(x, limit)")
+            C.check_equal(g["node"], ref[i]["node"], name=f"type({label}.grad_fn).__name__",
                           hint="call SoftClip.apply(x, limit) instead of writing the formula with torch ops")
         C.check_true(type(g["saved"]) is int and g["saved"] >= 1,
                      f"SoftClip saved {g['saved']} tensors with ctx.save_for_backward",
                      hint="store the tensors backward needs with ctx.save_for_backward(...), not as ctx attributes: "
                           "saved tensors get version checks, saved-tensor hooks and are freed after backward")
+        with visible() if i == 0 else nullcontext():
+            C.check_close(g["y"], ref[i]["y"], name=label, hint="limit * tanh(x / limit)")
 
 
 # =====================================================================================================
@@ -395,12 +564,18 @@ def _(got, ref):
 #   cut off entirely: .item(), NumPy, no_grad, set_grad_enabled(False), a custom
 #     backward returning zeros; several cuts in one dict; any shape of x ...... test_find_cuts_full
 #   cut on one of several paths: x * x.detach(), detached denominator, .data
-#     branch, a custom backward off by a factor; size-1 x .................... test_find_cuts_partial
+#     branch, a custom backward off by a factor or of the wrong sign (same
+#     norm: a comparison of norms misses it); size-1 x ....................... test_find_cuts_partial
 #   no false alarms: constants, weight decay on other tensors that require grad,
-#     a .detach() that changes nothing, steep clean terms, {} -> [] .......... test_find_cuts_no_false_alarms
+#     a .detach() that changes nothing, steep clean terms, a derivative of
+#     exactly 0 (a relative tolerance alone flags it), {} -> [] (one real
+#     cut among the clean terms, so that [] is not the answer) ............... test_find_cuts_no_false_alarms
 #   the cut in SEG_TERMS ....................................................... test_find_cuts_segmentation
-#   x not modified, no .grad, same requires_grad, nothing flows into x's graph;
-#     same answer twice; a term's exception propagates ....................... test_find_cuts_side_effects
+#   no side effects: x's values, requires_grad and .grad (None, or an existing
+#     one) unchanged; no .grad on a term's parameters (an nn.Module, a weight-
+#     decay tensor) and an existing .grad there unchanged; nothing flows into
+#     the graph x came from; same answer twice (and the reference's); a term's
+#     exception propagates; the answers themselves are the reference's ....... test_find_cuts_side_effects
 # =====================================================================================================
 
 @judge.shared
@@ -431,6 +606,17 @@ def cut_term_sets(seed, which):
         def backward(ctx, grad_output):
             (t,) = ctx.saved_tensors
             return 0.5 * grad_output * t.cos()
+
+    class FlippedGrad(torch.autograd.Function):          # the right size, the wrong sign
+        @staticmethod
+        def forward(ctx, t):
+            ctx.save_for_backward(t)
+            return t.tanh()
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            (t,) = ctx.saved_tensors
+            return -grad_output * (1 - t.tanh() ** 2)
 
     def under_no_grad(t):
         with torch.no_grad():
@@ -465,6 +651,8 @@ def cut_term_sets(seed, which):
                 "custom_half_backward": lambda t: HalfGrad.apply(t).sum()}),
             (torch.randn(5, generator=g, dtype=F64_), {
                 "data_branch": lambda t: t.data.cos().sum() + t.sum(),
+                "custom_flipped_backward": lambda t: (FlippedGrad.apply(t) * torch.linspace(0.5, 1.5, t.numel(),
+                                                                                           dtype=F64_)).sum(),
                 "sigmoid_mse": lambda t: ((t.sigmoid() - 0.3) ** 2).sum()}),
             (torch.randn(1, generator=g, dtype=F64_), {
                 "exp_clean": lambda t: t.exp().sum(),
@@ -476,6 +664,7 @@ def cut_term_sets(seed, which):
         return [
             ((torch.randn(4, generator=g, dtype=F64_)), {
                 "constant": lambda t: torch.tensor(2.0),
+                "through_item": lambda t: torch.tensor((t ** 3).sum().item(), dtype=F64_),   # one real cut among them
                 "weight_decay": lambda t: (w ** 2).sum(),
                 "target_only": lambda t: (target ** 2).mean(),
                 "steep": lambda t: (t.exp() ** 2).sum(),
@@ -485,6 +674,9 @@ def cut_term_sets(seed, which):
             ((torch.randn(1, 1, generator=g, dtype=F64_)), {
                 "size_one": lambda t: (t ** 4).sum() + t.sum()}),
             ((torch.randn(3, generator=g, dtype=F64_)), {}),
+            (torch.zeros(2, dtype=F64_), {                                # a point where the derivative is 0:
+                "cubic_at_zero": lambda t: (t ** 3).sum(),               # central differences give about 1e-12
+                "quartic_at_zero": lambda t: (t ** 4).sum() * 0.1}),
         ]
     raise ValueError(which)
 
@@ -572,7 +764,7 @@ def _(got, ref):
 @judge.probe("test_find_cuts_segmentation")
 def probe_cuts_segmentation(seed):
     g = torch.Generator().manual_seed(seed)
-    logits, masks = AT.blob_masks(2, 6, generator=g, dtype=torch.float64)
+    logits, masks = AT.blob_masks(1, 6, generator=g, dtype=torch.float64)
     fresh_terms = AT.segmentation_loss_terms(masks)
     return {"visible": find_gradient_cuts(SEG_TERMS, SEG_LOGITS),
             "fresh": find_gradient_cuts(fresh_terms, logits * 1.5)}
@@ -592,29 +784,51 @@ def _(got, ref):
 @judge.probe("test_find_cuts_side_effects")
 def probe_cuts_side_effects(seed):
     g = torch.Generator().manual_seed(seed)
-    x_leaf = torch.randn(2, 3, generator=g, dtype=torch.float64).requires_grad_(True)
-    x_plain = torch.randn(4, generator=g, dtype=torch.float64)
-    base = torch.randn(3, generator=g, dtype=torch.float64).requires_grad_(True)
+    f64 = torch.float64
+    x_leaf = torch.randn(2, 3, generator=g, dtype=f64).requires_grad_(True)
+    x_plain = torch.randn(4, generator=g, dtype=f64)
+    base = torch.randn(3, generator=g, dtype=f64).requires_grad_(True)
     x_nonleaf = base * 2.0
-    before = [x_leaf.detach().clone(), x_plain.clone(), x_nonleaf.detach().clone()]
-    vis_x = torch.tensor([0.5, -1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    x_graded = torch.randn(3, generator=g, dtype=f64).requires_grad_(True)
+    x_graded.grad = torch.randn(3, generator=g, dtype=f64)            # an x that already holds a gradient
+    x_graded_grad = x_graded.grad.clone()
+    torch.manual_seed(seed % 100000)
+    lin = torch.nn.Linear(3, 2).double()
+    w_decay = torch.randn(2, generator=g, dtype=f64).requires_grad_(True)
+    w_held = torch.randn(3, generator=g, dtype=f64).requires_grad_(True)
+    w_held.grad = torch.randn(3, generator=g, dtype=f64)              # a weight that already holds a gradient
+    w_held_grad = w_held.grad.clone()
+    x_param = torch.randn(2, 3, generator=g, dtype=f64)
+    vis_x = torch.tensor([0.5, -1.0, 2.0], dtype=f64, requires_grad=True)
+    vis_wd = torch.tensor([0.3, -0.2], dtype=f64, requires_grad=True)
     terms = {"square": lambda t: (t ** 2).sum(), "cut": lambda t: (t.detach() ** 2).sum() + t.sum(),
              "tanh": lambda t: t.tanh().sum()}
+    param_terms = {"fit": lambda t: (lin(t.reshape(-1, 3)) ** 2).sum(),
+                   "decay": lambda t: (t ** 2).sum() + (w_decay ** 2).sum(),
+                   "held": lambda t: (t.reshape(-1, 3) * w_held).sum() + (w_held ** 2).sum(),
+                   "cut_fit": lambda t: (lin(t.reshape(-1, 3).detach()) ** 2).sum() + t.sum()}
 
     def broken(t):
         raise ValueError("a broken loss term")
 
     out = {}
-    find_gradient_cuts({"square": lambda t: (t ** 2).sum(), "cut": lambda t: (t.detach() ** 2).sum() + t.sum()}, vis_x)
-    out["visible"] = {"grad": vis_x.grad, "requires_grad": vis_x.requires_grad, "x": vis_x.detach()}
+    vis_terms = {"square": lambda t: (t ** 2).sum(), "cut": lambda t: (t.detach() ** 2).sum() + t.sum(),
+                 "decay": lambda t: (t ** 2).sum() + (vis_wd ** 2).sum()}
+    out["visible"] = {"answer": find_gradient_cuts(vis_terms, vis_x), "grad": vis_x.grad,
+                      "requires_grad": vis_x.requires_grad, "x": vis_x.detach(), "wd_grad": vis_wd.grad}
     first = find_gradient_cuts(terms, x_leaf)
     second = find_gradient_cuts(terms, x_leaf)
     out["twice"] = [first, second]
-    out["leaf"] = {"grad": x_leaf.grad, "requires_grad": x_leaf.requires_grad, "is_leaf": x_leaf.is_leaf, "x": x_leaf.detach()}
+    out["leaf"] = {"grad": x_leaf.grad, "requires_grad": x_leaf.requires_grad, "x": x_leaf.detach()}
     find_gradient_cuts(terms, x_plain)
     out["plain"] = {"grad": x_plain.grad, "requires_grad": x_plain.requires_grad, "x": x_plain}
     find_gradient_cuts(terms, x_nonleaf)
     out["nonleaf"] = {"base_grad": base.grad, "x": x_nonleaf.detach()}
+    find_gradient_cuts(terms, x_graded)
+    out["graded"] = {"grad": x_graded.grad, "before": x_graded_grad}
+    out["params"] = {"answer": find_gradient_cuts(param_terms, x_param),
+                     "lin": [lin.weight.grad, lin.bias.grad], "decay": w_decay.grad,
+                     "held": w_held.grad, "held_before": w_held_grad, "x": x_param}
     try:
         find_gradient_cuts({"square": lambda t: (t ** 2).sum(), "broken": broken, "tanh": lambda t: t.tanh().sum()},
                            x_plain)
@@ -624,25 +838,30 @@ def probe_cuts_side_effects(seed):
     except Exception as err:  # noqa: BLE001 - a different exception is a wrong answer, not a crash
         out["raised"] = f"{type(err).__name__}: {err}"
     out["after_raise"] = {"grad": x_plain.grad, "requires_grad": x_plain.requires_grad, "x": x_plain}
-    out["before"] = before
     return out
 
 
 @probe_cuts_side_effects.verdict
 def _(got, ref):
+    hint_leaf = "work on x.detach().clone().requires_grad_(True), never on the caller's x"
+    hint_grad = ("backward() adds into .grad of every leaf the term uses; torch.autograd.grad(value, leaf) returns the "
+                 "gradient and touches no .grad")
     with visible():
+        _check_cuts(got["visible"]["answer"], ref["visible"]["answer"], "square, cut, decay", None)
         C.check_true(got["visible"]["grad"] is None, f"x.grad is {C.describe(got['visible']['grad'])} after the "
-                     "call; expected None", hint="compute gradients on a fresh leaf copy of x, or with "
+                     "call; expected None", hint="compute gradients on a fresh leaf copy of x, with "
                                                   "torch.autograd.grad, which does not touch .grad")
         C.check_true(got["visible"]["requires_grad"] is True, "x.requires_grad changed")
         C.check_close(got["visible"]["x"], ref["visible"]["x"], name="x after the call")
+        C.check_true(got["visible"]["wd_grad"] is None, f"w.grad is {C.describe(got['visible']['wd_grad'])} after "
+                     "the call: a term's weights got a gradient", hint=hint_grad)
+    _check_cuts(got["twice"][0], ref["twice"][0], "three terms on a leaf x that requires grad", None)
     C.check_equal(got["twice"][1], got["twice"][0], name="the second call's answer (it must equal the first's)",
                   hint="state left over from the first call (an accumulated .grad?) changes the second")
-    C.check_type(got["twice"][0], list, name="find_gradient_cuts(...) on a leaf x that requires grad")
     for key, label, rg in (("leaf", "a leaf x that requires grad", True), ("plain", "an x without grad", False),
                            ("after_raise", "an x without grad, after a term raised", False)):
         C.check_true(got[key]["grad"] is None, f"{label}: x.grad is {C.describe(got[key]['grad'])}; expected None",
-                     hint="work on x.detach().clone().requires_grad_(True), never on the caller's x")
+                     hint=hint_leaf)
         C.check_true(got[key]["requires_grad"] is rg, f"{label}: x.requires_grad is {got[key]['requires_grad']}, "
                      f"expected {rg}", hint="do not call x.requires_grad_() on the caller's tensor")
         C.check_close(got[key]["x"], ref[key]["x"], name=f"{label}: x after the call", hint="do not modify x")
@@ -650,201 +869,207 @@ def _(got, ref):
                  "x came from base * 2, and after the call base.grad is set: gradients flowed back into the caller's "
                  "graph", hint="detach: differentiate with respect to a fresh leaf copy of x")
     C.check_close(got["nonleaf"]["x"], ref["nonleaf"]["x"], name="a non-leaf x after the call")
+    C.check_close(_grad_or_fail(got["graded"]["grad"], "x"), ref["graded"]["before"],
+                  name="x.grad of an x that already held a gradient, after the call", hint=hint_leaf)
+    params = got["params"]
+    _check_cuts(params["answer"], ref["params"]["answer"], "terms that use an nn.Linear and weight tensors", None)
+    for k, grad in enumerate(params["lin"]):
+        C.check_true(grad is None, f"a term calls an nn.Linear, and after the call its parameter {k} has .grad "
+                     f"{C.describe(grad)}; expected None", hint=hint_grad)
+    C.check_true(params["decay"] is None, f"the weight-decay tensor's .grad is {C.describe(params['decay'])} after the "
+                 "call; expected None", hint=hint_grad)
+    C.check_close(_grad_or_fail(params["held"], "w"), ref["params"]["held_before"],
+                  name="w.grad of a weight that already held a gradient, after the call", hint=hint_grad)
     C.check_true(got["raised"] == ref["raised"],
                  f"a term that raises ValueError should make the call raise it; got {got['raised']!r}",
                  hint="do not wrap the terms in try/except: a broken term is a bug to see, not a cut")
 
 
 # =====================================================================================================
-# Exercise 2.4 · grad_reverse
+# Exercise 2.4 · dann_loss
 # clause -> test
-#   returns a new tensor equal to x (identity forward), any shape and dtype .... test_grad_reverse_forward
-#   x without grad: equal tensor, no error; x not modified ...................... test_grad_reverse_forward
-#   backward multiplies by -lambd, several lambd, leaf or intermediate x ....... test_grad_reverse_backward
-#   lambd belongs to the call (two calls, two lambd, one graph) ................. test_grad_reverse_backward
-#   only gradients through the returned tensor; x used on two paths;
-#     repeated calls do not stack or change earlier results; nested calls ...... test_grad_reverse_only_its_path
-#   a tiny domain-adversarial model: head gets the normal gradient, features
-#     -lambd times it ........................................................... test_grad_reverse_domain_adversarial
+#   h = encoder(x) once, feeding both heads; x (B, features), domain 0/1, y real for source only ... every test
+#   returns a 0-dim tensor task + adv: task = mean CE over source samples only (0 when none),
+#     adv = mean CE of the domain head over all samples; any lambd; a deeper encoder ............ test_dann_value
+#   task head: gradient of task; domain head: gradient of adv, normal sign ....................... test_dann_heads
+#   encoder: gradient of task minus lambd times gradient of adv; lambd 0, 0.5, 1, a random one,
+#     other sizes, a deeper encoder, a batch without source samples ............................. test_dann_encoder
+#   lambd belongs to the call (two calls, one graph) ............................................. test_dann_per_call
+#   no backward inside, no .grad, parameters and inputs unchanged, nothing left behind (earlier
+#     calls change nothing later); the encoder runs once per call ................................ test_dann_per_call
 # =====================================================================================================
 
-@judge.probe("test_grad_reverse_forward")
-def probe_rev_forward(seed):
-    g = torch.Generator().manual_seed(seed)
-    specs = [(torch.float32, (3, 4), 1.0), (torch.float64, (2, 3, 2), 2.5), (torch.float32, (6,), 0.1),
-             (torch.float64, (1,), 0.7)]
-    xs = [(torch.randn(shape, generator=g, dtype=dtype).requires_grad_(True), lambd) for dtype, shape, lambd in specs]
-    plain = torch.randn(2, 5, generator=g)
-    vis = torch.randn(5, generator=g).requires_grad_(True)
-    out = {"visible": grad_reverse(vis, 0.5), "visible_x": vis.detach(), "cases": []}
-    for x, lambd in xs:
-        y = grad_reverse(x, lambd)
-        out["cases"].append({"y": y, "x": x.detach(), "requires_grad": y.requires_grad, "new": y is not x,
-                             "dtype": y.dtype})
-    try:
-        yp = grad_reverse(plain, 1.0)
-        out["plain"] = {"y": yp, "error": None}
-    except Exception as err:  # noqa: BLE001
-        out["plain"] = {"y": None, "error": f"{type(err).__name__}: {err}"}
-    out["plain_x"] = plain
+@judge.shared
+def dann_case(seed, n=8, in_features=4, hidden=6, classes=3, deep=False, domains=None):
+    """(encoder, task_head, domain_head, x, y, domain) for one hidden case; every input from explicit seeds."""
+    if deep:
+        torch.manual_seed(seed % 100000)
+        nn_ = torch.nn
+        encoder = nn_.Sequential(nn_.Linear(in_features, hidden), nn_.GELU(), nn_.Linear(hidden, hidden),
+                                 nn_.Tanh()).double()
+        task_head = nn_.Linear(hidden, classes).double()
+        domain_head = nn_.Sequential(nn_.Linear(hidden, 3), nn_.Tanh(), nn_.Linear(3, 2)).double()
+    else:
+        encoder, task_head, domain_head = make_dann(in_features, hidden, classes, seed=seed % 1000)
+    g = torch.Generator().manual_seed(seed + 7)
+    x = torch.randn(n, in_features, generator=g, dtype=torch.float64)
+    y = torch.randint(0, classes, (n,), generator=g)
+    if domains is None:
+        domain = torch.randint(0, 2, (n,), generator=g)
+        domain[0], domain[-1] = 0, 1                       # both domains present
+    else:
+        domain = torch.tensor(domains)
+    return encoder, task_head, domain_head, x, y, domain
+
+
+@judge.shared
+def dann_grads(modules):
+    return [None if p.grad is None else p.grad.clone() for m in modules for p in m.parameters()]
+
+
+def _check_grads(got, ref, label, hint):
+    C.check_equal(len(got), len(ref), name=f"number of {label} gradients")
+    for k, (g, r) in enumerate(zip(got, ref)):
+        C.check_close(_grad_or_fail(g, f"{label} parameter {k}", hint="the loss must reach it: no detach, no no_grad"),
+                      r, name=f"{label} parameter {k}.grad", hint=hint)
+
+
+@judge.probe("test_dann_value")
+def probe_dann_value(seed):
+    enc, task, dom = make_dann()
+    vx, vy, _ = dann_batch(6)
+    vd = torch.tensor([0, 0, 1, 0, 1, 1])
+    out = {"visible": dann_loss(enc, task, dom, vx, vy, vd, lambd=0.5), "cases": []}
+    specs = [("8 mixed samples, lambd 1", dict(n=8), 1.0),
+             ("5 target samples only (no label)", dict(n=5, domains=[1, 1, 1, 1, 1]), 1.0),
+             ("4 source samples only", dict(n=4, domains=[0, 0, 0, 0], classes=5), 2.5),
+             ("a deeper encoder, 7 samples", dict(n=7, deep=True, in_features=3, hidden=5), 0.0),
+             ("one source sample among 6", dict(n=6, domains=[1, 1, 0, 1, 1, 1], classes=4), 0.7)]
+    cases = [(label, dann_case(seed + 11 * k, **kw), lambd) for k, (label, kw, lambd) in enumerate(specs)]
+    for label, (e, t, d, x, y, dm), lambd in cases:
+        out["cases"].append({"label": label, "loss": dann_loss(e, t, d, x, y, dm, lambd=lambd)})
     return out
 
 
-@probe_rev_forward.verdict
+@probe_dann_value.verdict
 def _(got, ref):
+    hint = ("task: cross-entropy over the source samples only (domain == 0), 0 when there are none; adv: the domain "
+            "head's cross-entropy over all samples; return task + adv (lambd changes gradients, not the value)")
     with visible():
-        C.check_close(got["visible"], ref["visible_x"], name="grad_reverse(x, 0.5)",
-                      hint="the forward pass must not change the values (reverse the gradient, not x)")
+        C.check_tensor(got["visible"], name="dann_loss(...)", shape=(), hint="return task + adv, a 0-dim tensor")
+        C.check_close(got["visible"], ref["visible"], name="dann_loss on 3 source and 3 target samples", hint=hint)
     for g, r in zip(got["cases"], ref["cases"]):
-        label = f"grad_reverse(x of shape {tuple(r['x'].shape)}, {r['x'].dtype}, lambd)"
-        C.check_tensor(g["y"], label, shape=tuple(r["x"].shape))
-        C.check_equal(g["dtype"], r["dtype"], name=f"dtype of {label}")
-        C.check_close(g["y"], r["x"], name=label, hint="identity in the forward pass")
-        C.check_close(g["x"], r["x"], name=f"x after {label}", hint="do not modify x")
-        C.check_true(g["requires_grad"] is True, f"{label} does not require grad although x does")
-        C.check_true(g["new"] is True, f"{label} returned x itself",
-                     hint="return a new tensor (a view or a copy): a hook put on x itself reverses every gradient "
-                          "that reaches x, on every path and in every later call")
-    if got["plain"]["error"] is not None:
-        _fail(f"grad_reverse(x) raised for an x that does not require grad: {got['plain']['error'][:200]}",
-              hint="register a hook only on a tensor that requires grad (or use an autograd.Function)")
-    C.check_close(got["plain"]["y"], ref["plain_x"], name="grad_reverse(x without grad)")
+        C.check_tensor(g["loss"], name=f"dann_loss ({r['label']})", shape=())
+        C.check_close(g["loss"], r["loss"], name=f"dann_loss ({r['label']})", hint=hint)
 
 
-@judge.probe("test_grad_reverse_backward")
-def probe_rev_backward(seed):
-    g = torch.Generator().manual_seed(seed)
-    lambdas = [0.3, 1.0, 1.7, 0.05 + 4.95 * float(torch.rand((), generator=g))]
-    data = [(torch.randn(3, 5, generator=g, dtype=torch.float64), torch.randn(3, 5, generator=g, dtype=torch.float64))
-            for _ in lambdas]
-    vis_x = torch.randn(4, generator=g, dtype=torch.float64)
-    vis_up = torch.randn(4, generator=g, dtype=torch.float64)
-    x32 = torch.randn(2, 3, generator=g)
-    base = torch.randn(4, generator=g, dtype=torch.float64)
-    a_in = torch.randn(3, generator=g, dtype=torch.float64)
-    b_in = torch.randn(3, generator=g, dtype=torch.float64)
-    out = {}
-    vx = vis_x.clone().requires_grad_(True)
-    grad_reverse(vx, 2.0).backward(vis_up)
-    out["visible"] = vx.grad
-    out["cases"] = []
-    for lambd, (x, up) in zip(lambdas, data):
-        xl = x.clone().requires_grad_(True)
-        grad_reverse(xl, lambd).backward(up)
-        out["cases"].append({"lambd": lambd, "grad": xl.grad})
-    xf = x32.clone().requires_grad_(True)
-    (grad_reverse(xf, 0.5) * 3).sum().backward()
-    out["float32"] = xf.grad
-    bl = base.clone().requires_grad_(True)
-    (grad_reverse(bl.exp(), 1.5) * 2).sum().backward()     # an intermediate x
-    out["intermediate"] = bl.grad
-    a, b = a_in.clone().requires_grad_(True), b_in.clone().requires_grad_(True)
-    ya = grad_reverse(a, 0.5)
-    yb = grad_reverse(b, 2.0)                              # a second call before backward
-    (ya.sum() + 3 * yb.sum()).backward()
-    out["two_calls"] = [a.grad, b.grad]
-    return out
-
-
-@probe_rev_backward.verdict
-def _(got, ref):
-    with visible():
-        C.check_close(_grad_or_fail(got["visible"], "x"), ref["visible"], name="x.grad after grad_reverse(x, 2.0)",
-                      hint="backward must return -lambd * grad_output")
-    for g, r in zip(got["cases"], ref["cases"]):
-        C.check_close(_grad_or_fail(g["grad"], "x"), r["grad"], name=f"x.grad (lambd={r['lambd']:.3f})",
-                      hint="multiply by -lambd, not just -1")
-    C.check_close(_grad_or_fail(got["float32"], "x"), ref["float32"], name="x.grad (float32, lambd 0.5)")
-    C.check_close(_grad_or_fail(got["intermediate"], "base"), ref["intermediate"],
-                  name="gradient through grad_reverse(base.exp(), 1.5)")
-    C.check_close(_grad_or_fail(got["two_calls"][0], "a"), ref["two_calls"][0],
-                  name="a.grad with grad_reverse(a, 0.5) and grad_reverse(b, 2.0) in one graph",
-                  hint="each call keeps its own lambd: store it on ctx, not on the class (shared by every call)")
-    C.check_close(_grad_or_fail(got["two_calls"][1], "b"), ref["two_calls"][1], name="b.grad in the same graph")
-
-
-@judge.probe("test_grad_reverse_only_its_path")
-def probe_rev_path(seed):
-    g = torch.Generator().manual_seed(seed)
-    vis = torch.randn(4, generator=g, dtype=torch.float64)
-    x1 = torch.randn(3, 2, generator=g, dtype=torch.float64)
-    x2 = torch.randn(5, generator=g, dtype=torch.float64)
-    x3 = torch.randn(4, generator=g, dtype=torch.float64)
-    out = {}
-    v = vis.clone().requires_grad_(True)
-    (grad_reverse(v, 1.0) + v).sum().backward()
-    out["visible"] = v.grad
-    a = x1.clone().requires_grad_(True)
-    (grad_reverse(a, 0.7) * 2 + a.sin()).sum().backward()
-    out["two_paths"] = a.grad
-    b = x2.clone().requires_grad_(True)
-    for _ in range(3):
-        grad_reverse(b, 2.0)                                # earlier steps' calls, results dropped
-    (b ** 2).sum().backward()                               # this step does not use grad_reverse at all
-    out["after_calls"] = b.grad
-    b.grad = None
-    kept = [grad_reverse(b, 2.0) for _ in range(2)]
-    kept[0].sum().backward()                                # one of two live results
-    out["one_of_two"] = b.grad
-    c = x3.clone().requires_grad_(True)
-    grad_reverse(grad_reverse(c, 0.5), 3.0).sum().backward()
-    out["nested"] = c.grad
-    return out
-
-
-@probe_rev_path.verdict
-def _(got, ref):
-    hint = ("reverse only the gradient of the returned tensor: a hook on x itself reverses every gradient that "
-            "reaches x, on every path, and stays for every later call")
-    with visible():
-        C.check_close(_grad_or_fail(got["visible"], "x"), ref["visible"], name="x.grad in (grad_reverse(x) + x).sum()",
-                      hint=hint)
-    C.check_close(_grad_or_fail(got["two_paths"], "x"), ref["two_paths"],
-                  name="x.grad in (grad_reverse(x, 0.7) * 2 + x.sin()).sum()", hint=hint)
-    C.check_close(_grad_or_fail(got["after_calls"], "x"), ref["after_calls"],
-                  name="x.grad of (x ** 2).sum() after three earlier grad_reverse(x) calls", hint=hint)
-    C.check_close(_grad_or_fail(got["one_of_two"], "x"), ref["one_of_two"],
-                  name="x.grad through one of two grad_reverse(x, 2.0) results", hint=hint)
-    C.check_close(_grad_or_fail(got["nested"], "x"), ref["nested"],
-                  name="x.grad through grad_reverse(grad_reverse(x, 0.5), 3.0)")
-
-
-@judge.probe("test_grad_reverse_domain_adversarial")
-def probe_rev_dann(seed):
-    import copy as copy_module
-
+@judge.probe("test_dann_heads")
+def probe_dann_heads(seed):
     out = []
-    for lambd, s in ((1.0, None), (0.4, seed + 53), (3.0, seed + 54)):
-        if s is None:                                        # the notebook's visible example, exactly
-            torch.manual_seed(0)
-            feat = torch.nn.Linear(4, 3).double()
-            head = torch.nn.Linear(3, 2).double()
-            xs = torch.randn(8, 4, dtype=torch.float64)
-            domain = torch.randint(0, 2, (8,))
-        else:
-            g = torch.Generator().manual_seed(s)
-            feat = torch.nn.Linear(4, 3).double()
-            head = torch.nn.Linear(3, 2).double()
-            with torch.no_grad():
-                for p in list(feat.parameters()) + list(head.parameters()):
-                    p.copy_(torch.randn(p.shape, generator=g, dtype=torch.float64) * 0.5)
-            xs = torch.randn(8, 4, generator=g, dtype=torch.float64)
-            domain = torch.randint(0, 2, (8,), generator=g)
-        torch.nn.functional.cross_entropy(head(grad_reverse(torch.tanh(feat(xs)), lambd)), domain).backward()
-        out.append({"lambd": lambd, "head": [head.weight.grad, head.bias.grad], "feat": [feat.weight.grad, feat.bias.grad]})
+    enc, task, dom = make_dann()
+    vx, vy, vd = dann_batch(8, seed=1)
+    dann_loss(enc, task, dom, vx, vy, vd, lambd=0.5).backward()
+    out.append({"label": "the notebook's example", "task": dann_grads([task]), "domain": dann_grads([dom])})
+    for k, (kw, lambd) in enumerate(((dict(n=9, deep=True), 1.7), (dict(n=6, classes=5, hidden=4), 0.3),
+                                     (dict(n=7, in_features=2), 3.0))):
+        e, t, d, x, y, dm = dann_case(seed + 5 * k + 1, **kw)
+        dann_loss(e, t, d, x, y, dm, lambd=lambd).backward()
+        out.append({"label": f"case {k + 1}, lambd {lambd}", "task": dann_grads([t]), "domain": dann_grads([d])})
     return out
 
 
-@probe_rev_dann.verdict
+@probe_dann_heads.verdict
 def _(got, ref):
     for i, (g, r) in enumerate(zip(got, ref)):
         with visible() if i == 0 else nullcontext():
-            for gg, rr, name in zip(g["head"], r["head"], ("domain head weight", "domain head bias")):
-                C.check_close(_grad_or_fail(gg, name), rr, name=f"{name}.grad (lambd {r['lambd']})",
-                              hint="the domain head must get the normal gradient: forward must be the identity")
-            for gg, rr, name in zip(g["feat"], r["feat"], ("feature weight", "feature bias")):
-                C.check_close(_grad_or_fail(gg, name), rr, name=f"{name}.grad (lambd {r['lambd']})",
-                              hint="the features must get -lambd times the normal gradient")
+            _check_grads(g["task"], r["task"], f"task head ({r['label']})",
+                         "the task head learns the task loss only, on the source samples")
+            _check_grads(g["domain"], r["domain"], f"domain head ({r['label']})",
+                         "the domain head learns to tell the domains apart: its gradient keeps its sign, the "
+                         "reversal sits between the encoder and the domain head")
+
+
+@judge.probe("test_dann_encoder")
+def probe_dann_encoder(seed):
+    out = []
+    enc, task, dom = make_dann()
+    vx, vy, vd = dann_batch(8, seed=2)
+    dann_loss(enc, task, dom, vx, vy, vd, lambd=0.5).backward()
+    out.append({"label": "the notebook's example, lambd 0.5", "encoder": dann_grads([enc])})
+    lambd_rand = 0.05 + 3.0 * float(torch.rand((), generator=torch.Generator().manual_seed(seed)))
+    specs = [(dict(n=8), 0.0), (dict(n=8), 1.0), (dict(n=10, deep=True, hidden=5), 2.5),
+             (dict(n=6, classes=4, in_features=3), lambd_rand), (dict(n=5, domains=[1, 1, 1, 1, 1]), 1.5)]
+    for k, (kw, lambd) in enumerate(specs):
+        e, t, d, x, y, dm = dann_case(seed + 3 * k + 2, **kw)
+        dann_loss(e, t, d, x, y, dm, lambd=lambd).backward()
+        out.append({"label": f"case {k + 1}, lambd {lambd:.3g}", "encoder": dann_grads([e])})
+    return out
+
+
+@probe_dann_encoder.verdict
+def _(got, ref):
+    for i, (g, r) in enumerate(zip(got, ref)):
+        with visible() if i == 0 else nullcontext():
+            _check_grads(g["encoder"], r["encoder"], f"encoder ({r['label']})",
+                         "the encoder gets the task gradient minus lambd times the domain gradient: reverse the "
+                         "domain branch only (not h itself, which the task head uses too)")
+
+
+@judge.probe("test_dann_per_call")
+def probe_dann_per_call(seed):
+    out = {}
+    enc, task, dom = make_dann()
+    b1, b2 = dann_batch(6, seed=3), dann_batch(6, seed=4)
+    l1 = dann_loss(enc, task, dom, *b1, lambd=1.0)
+    l2 = dann_loss(enc, task, dom, *b2, lambd=3.0)
+    out["visible_no_grad"] = all(p.grad is None for p in enc.parameters())
+    (l1 + l2).backward()
+    out["visible"] = dann_grads([enc])
+    # two calls on one batch, different lambd, a deeper encoder
+    e, t, d, x, y, dm = dann_case(seed + 21, n=7, deep=True)
+    la, lb = dann_loss(e, t, d, x, y, dm, lambd=0.2), dann_loss(e, t, d, x, y, dm, lambd=4.0)
+    (la + 2 * lb).backward()
+    out["two_calls"] = dann_grads([e, t, d])
+    # earlier calls (results dropped) must change nothing later; the call itself changes nothing
+    e, t, d, x, y, dm = dann_case(seed + 22, n=8)
+    calls = []
+    counter = e.register_forward_pre_hook(lambda module, args: calls.append(1))
+    dann_loss(e, t, d, x, y, dm, lambd=1.0)
+    counter.remove()
+    out["encoder_calls"] = len(calls)
+    params_before = [p.detach().clone() for m in (e, t, d) for p in m.parameters()]
+    inputs_before = [x.clone(), y.clone(), dm.clone()]
+    for _ in range(3):
+        dann_loss(e, t, d, x, y, dm, lambd=2.0)
+    loss = dann_loss(e, t, d, x, y, dm, lambd=0.5)
+    out["grads_after_calls"] = dann_grads([e, t, d])
+    out["params_changed"] = [not torch.equal(a, p.detach()) for a, p in zip(params_before, [p for m in (e, t, d)
+                                                                                             for p in m.parameters()])]
+    out["inputs_changed"] = [not torch.equal(a, b) for a, b in zip(inputs_before, (x, y, dm))]
+    loss.backward()
+    out["after_calls"] = dann_grads([e, t, d])
+    return out
+
+
+@probe_dann_per_call.verdict
+def _(got, ref):
+    with visible():
+        C.check_true(got["visible_no_grad"] is True, "an encoder parameter has a .grad before any backward",
+                     hint="dann_loss only builds the loss: no backward inside")
+        _check_grads(got["visible"], ref["visible"], "encoder after two calls (lambd 1 and 3) and one backward",
+                     "keep lambd with this call (ctx, or a hook on a tensor made in this call), not on a class")
+    _check_grads(got["two_calls"], ref["two_calls"], "model after two calls on one batch (lambd 0.2 and 4)",
+                 "each call reverses by its own lambd")
+    C.check_true(all(g is None for g in got["grads_after_calls"]),
+                 "after four dann_loss calls and no backward, some parameter has a .grad",
+                 hint="dann_loss must not call backward or write .grad")
+    C.check_true(not any(got["params_changed"]), "dann_loss changed a parameter", hint="build the loss only")
+    C.check_true(not any(got["inputs_changed"]), "dann_loss changed x, y or domain in place")
+    C.check_equal(got["encoder_calls"], ref["encoder_calls"], name="how many times one dann_loss call ran the encoder",
+                  hint="compute h = encoder(x) once and feed both heads from it")
+    _check_grads(got["after_calls"], ref["after_calls"], "model after three earlier calls (lambd 2) and one call "
+                 "(lambd 0.5)", "a hook registered on a module or a parameter stays after the call and acts on every "
+                 "later backward: put the reversal on a tensor made in this call")
 
 
 # =====================================================================================================
@@ -854,9 +1079,11 @@ def _(got, ref):
 #   critic scores of shape (B,) or (B, 1) ....................................... test_gradient_penalty_value
 #   mean over samples of (||g_i||_2 - 1)^2, norm over all other dims (images) ... test_gradient_penalty_value
 #   returned as a 0-dim tensor ................................................... value, in_graph, double_backward
-#   create_graph=True: the penalty is part of the graph ......................... test_gradient_penalty_in_graph
+#   create_graph=True: the penalty is part of the graph (and has the value) .... test_gradient_penalty_in_graph
 #   penalty.backward() gives the critic the gradient of the penalty and nothing
 #     else (MLP, conv and linear critics) ...................................... test_gradient_penalty_double_backward
+#   fake = G(z) with its graph: after penalty.backward() G's .grad stay None,
+#     and the critic still gets the penalty's gradient .......................... test_gradient_penalty_double_backward
 # =====================================================================================================
 
 @judge.shared
@@ -936,36 +1163,54 @@ def probe_gp_graph(seed):
 
 @probe_gp_graph.verdict
 def _(got, ref):
-    for i, g in enumerate(got):
+    for i, (g, r) in enumerate(zip(got, ref)):
         with visible() if i == 0 else nullcontext():
             C.check_tensor(g["pen"], name="gradient_penalty(...)", shape=())
             C.check_true(g["has_grad_fn"] is True and g["requires_grad"] is True,
                          "the penalty has no grad_fn: the optimiser would see it as a constant",
                          hint="pass create_graph=True to torch.autograd.grad so the gradient itself is recorded")
+        C.check_close(g["pen"], r["pen"], name=f"gradient_penalty (critic {i + 1})",
+                      hint="mean over samples of (||d critic(xhat) / d xhat_i|| - 1)^2")
 
 
 @judge.probe("test_gradient_penalty_double_backward")
 def probe_gp_double(seed):
     (r0, f0, a0), (r1, f1, a1), (r3, f3, a3) = gp_inputs(seed + 6, [(4, 6), (6, 6), (5, 3)])
     (rc, fc, ac), = gp_inputs(seed + 7, [(3, 1, 5, 5)])
+    (rg, _, ag), (rg2, _, ag2) = gp_inputs(seed + 9, [(5, 6), (3, 1, 5, 5)])
     w = torch.randn(3, generator=torch.Generator().manual_seed(seed + 8), dtype=torch.float64)
     critics = [("MLP critic", make_critic(), (r0, f0, a0)),
                ("a fresh MLP critic", make_critic(6, 7, seed=(seed + 67) % 1000), (r1, f1, a1)),
                ("a conv critic", gp_conv_critic(seed + 68, 1, 5), (rc, fc, ac)),
                ("a linear critic", LinearCritic(w), (r3, f3, a3))]
-    out = []
+    out = {"critics": []}
     for label, critic, (r, f, a) in critics:
         critic.zero_grad(set_to_none=True)
         pen = gradient_penalty(critic, r, f, a)
         pen.backward()
-        out.append({"label": label, "pen": pen, "grads": [p.grad for p in critic.parameters()],
-                    "shapes": [tuple(p.shape) for p in critic.parameters()]})
+        out["critics"].append({"label": label, "pen": pen, "grads": [p.grad for p in critic.parameters()],
+                               "shapes": [tuple(p.shape) for p in critic.parameters()]})
+    torch.manual_seed(seed % 100000)
+    gz = torch.randn(5, 3, generator=torch.Generator().manual_seed(seed + 10), dtype=torch.float64)
+    gens = [("a linear generator, MLP critic", torch.nn.Linear(3, 6).double(), gz, make_critic(6, 5, seed=(seed + 69) % 1000),
+             rg, ag),
+            ("a generator of 5x5 images, conv critic",
+             torch.nn.Sequential(torch.nn.Linear(3, 25), torch.nn.Unflatten(1, (1, 5, 5))).double(), gz[:3],
+             gp_conv_critic(seed + 70, 1, 5), rg2, ag2)]
+    out["generators"] = []
+    for label, gen, z, critic, r, a in gens:
+        fake = gen(z)                                     # still attached to the generator's graph
+        pen = gradient_penalty(critic, r, fake, a)
+        pen.backward()
+        out["generators"].append({"label": label, "gen_grads": [p.grad for p in gen.parameters()],
+                                  "critic_grads": [p.grad for p in critic.parameters()],
+                                  "shapes": [tuple(p.shape) for p in critic.parameters()]})
     return out
 
 
 @probe_gp_double.verdict
 def _(got, ref):
-    for i, (g, r) in enumerate(zip(got, ref)):
+    for i, (g, r) in enumerate(zip(got["critics"], ref["critics"])):
         with visible() if i == 0 else nullcontext():
             C.check_tensor(g["pen"], name=f"gradient_penalty({r['label']})", shape=())
             for k, (gg, rr, shape) in enumerate(zip(g["grads"], r["grads"], r["shapes"])):
@@ -974,6 +1219,16 @@ def _(got, ref):
                 C.check_close(gg, rr, name=f"{r['label']}: parameter {k}.grad after penalty.backward() (None counts as zero)",
                               hint="only the penalty may put gradients into the critic: use torch.autograd.grad with "
                                    "create_graph=True, not scores.backward()")
+    for g, r in zip(got["generators"], ref["generators"]):
+        for k, gg in enumerate(g["gen_grads"]):
+            C.check_true(gg is None, f"{r['label']}: after penalty.backward() the generator's parameter {k} has .grad "
+                         f"{C.describe(gg)}; expected None (the penalty trains the critic only)",
+                         hint="make xhat a fresh leaf: (alpha * real + (1 - alpha) * fake).detach().requires_grad_(True)")
+        for k, (gg, rr, shape) in enumerate(zip(g["critic_grads"], r["critic_grads"], r["shapes"])):
+            gg = torch.zeros(shape, dtype=F64) if gg is None else gg
+            rr = torch.zeros(shape, dtype=F64) if rr is None else rr
+            C.check_close(gg, rr, name=f"{r['label']}: critic parameter {k}.grad after penalty.backward() "
+                          "(None counts as zero)")
 
 
 # =====================================================================================================
@@ -985,7 +1240,8 @@ def _(got, ref):
 #   1-D x (m = |x|), size-1 batch, ranks 3 and 4, float64, momentum 0 and 0.9 .. test_track_edge_cases
 #   y.backward() works after the update, uses the scale of the forward pass;
 #     two calls before one backward each use their own scale ................... test_track_backward
-#   scale stays a buffer (no requires_grad, no grad_fn, same dtype); x unchanged . test_track_state
+#   scale stays a buffer (no requires_grad, no grad_fn, same dtype, the updated
+#     values); x unchanged .......................................................... test_track_state
 # =====================================================================================================
 
 @judge.probe("test_track_values")
@@ -1096,7 +1352,8 @@ def probe_track_state(seed):
         if k:
             scale_and_track_(xx, ss, momentum=0.5)            # twice: the buffer must stay plain after each
         out.append({"requires_grad": ss.requires_grad, "grad_fn": None if ss.grad_fn is None else type(ss.grad_fn).__name__,
-                    "is_leaf": ss.is_leaf, "dtype": ss.dtype, "x": xx.detach(), "x_grad": xx.grad})
+                    "is_leaf": ss.is_leaf, "dtype": ss.dtype, "x": xx.detach(), "x_grad": xx.grad,
+                    "scale": ss.detach()})
     return out
 
 
@@ -1111,6 +1368,9 @@ def _(got, ref):
             C.check_close(g["x"], r["x"], name="x after the call", hint="do not modify x")
         C.check_equal(g["dtype"], r["dtype"], name="scale's dtype after the update")
         C.check_true(g["x_grad"] is None, "x.grad was set by scale_and_track_ itself", hint="do not call backward inside")
+        with visible() if i == 0 else nullcontext():
+            C.check_close(g["scale"], r["scale"], name="the buffer's values after the update",
+                          hint="(1 - momentum) * scale + momentum * mean |x|, written into the caller's tensor")
 
 
 @judge.probe("test_track_edge_cases")

@@ -1,5 +1,6 @@
 """Stops at the first cut it finds, and skips terms that raise: misses the other cuts and hides broken terms."""
 CELL = "find_gradient_cuts"
+KIND = "contract"
 FAILS = ["test_find_cuts_full", "test_find_cuts_partial", "test_find_cuts_side_effects"]
 SOURCE = '''
 def find_gradient_cuts(terms: dict, x: torch.Tensor) -> list[str]:

@@ -1,6 +1,7 @@
 """One leaf for all terms and term(leaf).backward() each time, never cleared: later terms see the earlier gradients too."""
 CELL = "find_gradient_cuts"
-FAILS = ["test_find_cuts_full", "test_find_cuts_partial", "test_find_cuts_no_false_alarms", "test_find_cuts_segmentation"]
+KIND = "state"
+FAILS = ['test_find_cuts_full', 'test_find_cuts_no_false_alarms', 'test_find_cuts_partial', 'test_find_cuts_segmentation', 'test_find_cuts_side_effects']
 SOURCE = '''
 def find_gradient_cuts(terms: dict, x: torch.Tensor) -> list[str]:
     """Return the names of the terms whose autograd gradient at x differs from the derivative of their value (in order)."""

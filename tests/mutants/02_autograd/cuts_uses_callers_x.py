@@ -1,5 +1,6 @@
 """Differentiates with respect to the caller's x itself (requires_grad_ and backward on it): right answers, but x is changed."""
 CELL = "find_gradient_cuts"
+KIND = "mutation"
 FAILS = ["test_find_cuts_side_effects"]
 SOURCE = '''
 def find_gradient_cuts(terms: dict, x: torch.Tensor) -> list[str]:

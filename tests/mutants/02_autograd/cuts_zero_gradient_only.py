@@ -1,6 +1,7 @@
 """Flags only terms whose gradient is missing or zero (with a value that changes): a wrong nonzero gradient passes."""
 CELL = "find_gradient_cuts"
-FAILS = ["test_find_cuts_partial", "test_find_cuts_segmentation"]
+KIND = "wrong-value"
+FAILS = ['test_find_cuts_partial', 'test_find_cuts_segmentation', 'test_find_cuts_side_effects']
 SOURCE = '''
 def find_gradient_cuts(terms: dict, x: torch.Tensor) -> list[str]:
     """Return the names of the terms whose autograd gradient at x differs from the derivative of their value (in order)."""

@@ -1,5 +1,6 @@
 """No create_graph=True: the value is right but the penalty is a constant, so the critic gets no gradient from it."""
 CELL = "gradient_penalty"
+KIND = "graph"
 FAILS = ["test_gradient_penalty_in_graph", "test_gradient_penalty_double_backward"]
 SOURCE = '''
 def gradient_penalty(critic, real, fake, alpha):

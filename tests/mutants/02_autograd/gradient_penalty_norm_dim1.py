@@ -1,6 +1,7 @@
 """norm(2, dim=1) without flattening: right for (B, features), wrong for images (B, C, H, W)."""
 CELL = "gradient_penalty"
-FAILS = ["test_gradient_penalty_value", "test_gradient_penalty_double_backward"]
+KIND = "edge-case"
+FAILS = ['test_gradient_penalty_value', 'test_gradient_penalty_in_graph', 'test_gradient_penalty_double_backward']
 SOURCE = '''
 def gradient_penalty(critic, real, fake, alpha):
     """Return mean_i (||d critic(xhat)/d xhat_i||_2 - 1)^2 for xhat = alpha*real + (1-alpha)*fake, a 0-dim tensor in the critic's graph."""

@@ -1,5 +1,6 @@
 """scores.backward(create_graph=True) and xhat.grad: the value is right, but the critic's own gradient lands in .grad."""
 CELL = "gradient_penalty"
+KIND = "graph"
 FAILS = ["test_gradient_penalty_double_backward"]
 SOURCE = '''
 def gradient_penalty(critic, real, fake, alpha):

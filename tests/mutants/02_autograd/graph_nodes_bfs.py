@@ -1,5 +1,6 @@
 """Breadth-first order with de-duplication: right nodes, but a diamond's shared node can come before one of its senders."""
 CELL = "graph_nodes"
+KIND = "wrong-value"
 FAILS = ["test_graph_nodes_topological_order"]
 SOURCE = '''
 def graph_nodes(t: torch.Tensor) -> list[str]:

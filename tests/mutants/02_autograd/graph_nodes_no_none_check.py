@@ -1,6 +1,7 @@
 """Does not skip the (None, 0) entries of inputs without grad: crashes on any graph with a constant input."""
 CELL = "graph_nodes"
-FAILS = ["test_graph_nodes_each_node_once", "test_graph_nodes_topological_order"]
+KIND = "edge-case"
+FAILS = ['test_graph_nodes_each_node_once', 'test_graph_nodes_topological_order', 'test_graph_nodes_leaves_and_no_history']
 SOURCE = '''
 def graph_nodes(t: torch.Tensor) -> list[str]:
     """Return the class names of all backward nodes reachable from t.grad_fn, each once, in topological order."""

@@ -1,23 +1,30 @@
-"""Saves memory in forward with x.div_(limit).tanh_(): the right values and gradient, but the caller's x is overwritten (and gradcheck fails)."""
+"""Divides x in place to save memory (x.div_(limit)): the caller's x changes, and gradcheck's repeated calls see corrupted inputs."""
 CELL = "soft_clip"
-FAILS = ["test_soft_clip_forward", "test_soft_clip_gradcheck"]
+KIND = "mutation"
+FAILS = ['test_soft_clip_forward', 'test_soft_clip_limit_grad', 'test_soft_clip_gradcheck']
 SOURCE = '''
 class SoftClip(torch.autograd.Function):
-    """limit * tanh(x / limit), with a hand-written backward."""
+    """limit * tanh(x / limit), with a hand-written backward for x and for a tensor limit."""
 
     @staticmethod
     def forward(ctx, x, limit):
-        y = x.div_(limit).tanh_()
-        ctx.save_for_backward(y)
-        return limit * y
+        ctx.is_tensor = isinstance(limit, torch.Tensor)
+        u = x.detach().div_(limit)
+        t = torch.tanh(u)
+        ctx.save_for_backward(u.clone(), t)
+        ctx.limit = limit
+        return limit * t
 
     @staticmethod
     def backward(ctx, grad_output):
-        (y,) = ctx.saved_tensors
-        return grad_output * (1 - y * y), None
+        u, t = ctx.saved_tensors
+        grad_limit = None
+        if ctx.is_tensor and ctx.needs_input_grad[1]:
+            grad_limit = (grad_output * (t - u * (1 - t * t))).sum_to_size(ctx.limit.shape)
+        return grad_output * (1 - t * t), grad_limit
 
 
-def soft_clip(x: torch.Tensor, limit: float) -> torch.Tensor:
-    """Return limit * tanh(x / limit), same shape and dtype as x, computed by SoftClip."""
+def soft_clip(x: torch.Tensor, limit) -> torch.Tensor:
+    """Return limit * tanh(x / limit), same shape and dtype as x, computed by SoftClip (limit: a number or a tensor)."""
     return SoftClip.apply(x, limit)
 '''

@@ -1,5 +1,6 @@
 """The update written through scale.data: no error any more, but backward multiplies by the NEW scale."""
 CELL = "scale_and_track"
+KIND = "graph"
 FAILS = ["test_track_backward"]
 SOURCE = '''
 def scale_and_track_(x: torch.Tensor, scale: torch.Tensor, momentum: float = 0.1) -> torch.Tensor:

@@ -1,5 +1,6 @@
 """mean(dim=tuple(range(x.dim() - 1))): right for rank >= 2, but for a 1-D x dim=() averages over everything."""
 CELL = "scale_and_track"
+KIND = "edge-case"
 FAILS = ["test_track_edge_cases"]
 SOURCE = '''
 def scale_and_track_(x: torch.Tensor, scale: torch.Tensor, momentum: float = 0.1) -> torch.Tensor:

@@ -1,5 +1,6 @@
 """y = x * scale, then scale.mul_().add_(): mul saved scale, so backward raises the version-counter error."""
 CELL = "scale_and_track"
+KIND = "graph"
 FAILS = ["test_track_backward"]
 SOURCE = '''
 def scale_and_track_(x: torch.Tensor, scale: torch.Tensor, momentum: float = 0.1) -> torch.Tensor:

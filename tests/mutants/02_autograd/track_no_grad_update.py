@@ -1,5 +1,6 @@
 """The update under torch.no_grad(), believed to make it safe: the version counter still counts, backward raises."""
 CELL = "scale_and_track"
+KIND = "graph"
 FAILS = ["test_track_backward"]
 SOURCE = '''
 def scale_and_track_(x: torch.Tensor, scale: torch.Tensor, momentum: float = 0.1) -> torch.Tensor:

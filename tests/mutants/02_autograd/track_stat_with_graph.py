@@ -1,5 +1,6 @@
 """The statistic computed from x with its graph: the buffer gets a grad_fn and drags every later step's graph along."""
 CELL = "scale_and_track"
+KIND = "graph"
 FAILS = ["test_track_state", "test_track_backward"]
 SOURCE = '''
 def scale_and_track_(x: torch.Tensor, scale: torch.Tensor, momentum: float = 0.1) -> torch.Tensor:

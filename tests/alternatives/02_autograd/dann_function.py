@@ -1,0 +1,23 @@
+"""A gradient-reversal autograd.Function with lambd on ctx, and task head on the selected rows computed with a mask-weighted mean."""
+CELL = "dann_loss"
+SOURCE = '''
+class _GradReverse(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, h, lambd):
+        ctx.lambd = lambd
+        return h.view_as(h)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output * (-ctx.lambd), None
+
+
+def dann_loss(encoder, task_head, domain_head, x, y, domain, lambd=1.0):
+    """Return task + adv (0-dim); in backward the domain branch's gradient reaches the encoder times -lambd."""
+    h = encoder(x)
+    weights = (domain == 0).to(h.dtype)
+    per_sample = F.cross_entropy(task_head(h), y, reduction="none")
+    task = (per_sample * weights).sum() / weights.sum().clamp_min(1.0)
+    adv = F.cross_entropy(domain_head(_GradReverse.apply(h, lambd)), domain)
+    return task + adv
+'''
