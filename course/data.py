@@ -22,7 +22,8 @@ from torch.utils.data import DataLoader, Dataset
 __all__ = ["make_jpeg_folder", "make_test_folder", "fingerprint", "BusyDataset", "DecodeDataset", "DecodedListDataset",
            "WorkerProbeDataset", "to_float01", "pickled_size", "measure_throughput", "read_tv", "read_pil",
            "smaps_rollup", "private_dirty", "touch", "MemoryProbeDataset", "worker_memory", "shm_usage",
-           "StreamDataset", "CountingDataset", "MemmapRows", "write_memmap", "OwnRngDataset", "reseed_own_rng"]
+           "StreamDataset", "CountingDataset", "MemmapRows", "write_memmap", "OwnRngDataset", "reseed_own_rng",
+           "stop_workers"]
 
 
 def _smooth_image(rng: np.random.Generator, h: int, w: int, level: float, texture: float) -> np.ndarray:
@@ -89,14 +90,17 @@ LEVEL0, LEVEL_STEP = 40.0, 8.0
 
 def make_test_folder(root: str | os.PathLike, n_classes: int = 3, per_class: int = 4,
                      size: tuple[int, int] = (20, 28), seed: int = 0,
-                     modes: dict[int, str] | None = None) -> tuple[list[str], list[tuple[str, int]]]:
+                     modes: dict[int, str] | None = None,
+                     stray: tuple[str, ...] = ()) -> tuple[list[str], list[tuple[str, int]]]:
     """Write a folder for testing label order: class names whose directory-listing order is not sorted.
 
     Image k (in sorted (class, file) order) has mean brightness
     ``LEVEL0 + LEVEL_STEP * k``, so :func:`fingerprint` recovers ``k`` from
     the pixels whatever the layout (CHW or HWC) or the number of channels.
     ``modes`` (image index -> ``"RGB"``, ``"L"`` or ``"CMYK"``) saves some
-    images in another colour mode (see :func:`make_jpeg_folder`). Returns ``(classes, samples)``:
+    images in another colour mode (see :func:`make_jpeg_folder`). ``stray`` names files written directly
+    into ``root`` (a ``README.txt``, a ``.DS_Store``, even a ``.jpg``): files that are not class folders, so
+    neither classes nor samples. Returns ``(classes, samples)``:
     the sorted class names and ``[(path, label), ...]`` in that order. (On a
     file system that always lists names sorted, such as HFS+, the listing order
     cannot differ; the folder is written anyway.)
@@ -123,6 +127,8 @@ def make_test_folder(root: str | os.PathLike, n_classes: int = 3, per_class: int
     levels = [LEVEL0 + LEVEL_STEP * k for k in range(n)]
     samples = make_jpeg_folder(root, tuple(names), per_class=per_class, size=size, seed=seed,
                                quality=95, levels=levels, texture=10.0, modes=modes)
+    for name in stray:
+        (root / name).write_bytes(b"not a class folder\n")
     return sorted(names), samples
 
 
@@ -273,11 +279,22 @@ def measure_throughput(dataset: Dataset, num_workers: int = 0, persistent_worker
         for batch in loader:
             n += len(batch[0])
     elapsed = time.perf_counter() - t0
-    iterator = getattr(loader, "_iterator", None)
-    if iterator is not None and hasattr(iterator, "_shutdown_workers"):
-        iterator._shutdown_workers()  # persistent workers: stop them now, not at garbage collection
+    stop_workers(loader)
     del loader
     return n / elapsed
+
+
+def stop_workers(loader: DataLoader) -> None:
+    """Stop a loader's persistent workers now, instead of whenever its iterator is garbage-collected.
+
+    A loader with ``persistent_workers=True`` keeps its iterator (and its worker processes) alive as long as
+    the loader lives. Collected later, in a process forked in the meantime (a DDP rank started by
+    ``course.ddp.launch``), its ``__del__`` fails ("can only test a child process") and prints a traceback.
+    Does nothing for a loader without live workers.
+    """
+    iterator = getattr(loader, "_iterator", None)
+    if iterator is not None and hasattr(iterator, "_shutdown_workers"):
+        iterator._shutdown_workers()
 
 
 # --- what a worker really holds: private memory, read from /proc ----------------------------------

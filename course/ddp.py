@@ -53,9 +53,11 @@ import torch.distributed  # noqa: F401  (imported here so forked ranks inherit i
 import torch.nn.parallel  # noqa: F401
 
 __all__ = ["free_port", "start_method", "launch", "SourceFunction", "call_on_shards",
-           "bn_demo_worker", "rank_info_worker", "syncbn_cuda_worker", "sampler_worker", "syncbn_facts_worker",
+           "bn_demo_worker", "rank_info_worker", "accumulation_cases_worker", "syncbn_cuda_worker", "sampler_worker", "syncbn_facts_worker",
            "counting_comm_hook", "accumulation_demo_worker", "unused_params_worker", "accumulation_worker",
-           "accumulation_model"]
+           "accumulation_model", "GatherBatchNorm2d", "step_model", "profiled_step_worker", "logged_train_worker",
+           "torchrun_main", "hang_worker", "monitored_barrier_worker", "short_error", "fsdp_worker", "fsdp_reference_model",
+           "loopback_ifname"]
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -101,15 +103,25 @@ class SourceFunction:
         return self._fn(*args, **kwargs)
 
 
-def _loopback_ifname() -> str:
+def loopback_ifname() -> str:
+    """The loopback network interface's name (``GLOO_SOCKET_IFNAME``): ``lo0`` on macOS, ``lo`` elsewhere."""
     return "lo0" if sys.platform == "darwin" else "lo"
 
 
+_loopback_ifname = loopback_ifname
+
+
 def _worker(rank: int, world_size: int, port: int, fn: Callable, args: tuple, conn: Any,
-            timeout_s: float, backend: str = "gloo") -> None:
+            timeout_s: float, backend: str = "gloo", env: dict | None = None,
+            pg_timeout: float | None = None) -> None:
     """Run in each rank: init gloo, call ``fn``, send ("ok", result) or ("err", traceback) back."""
     import torch.distributed as dist
 
+    os.environ.update(env or {})
+    if env and "TORCH_DISTRIBUTED_DEBUG" in env:
+        # torch reads this variable once, when torch.distributed is imported; a forked rank imported it
+        # long ago (in the notebook), so it must be told to read it again before its process group starts.
+        dist.set_debug_level_from_env()
     os.environ["MASTER_ADDR"] = "127.0.0.1"
     os.environ["MASTER_PORT"] = str(port)
     os.environ.setdefault("GLOO_SOCKET_IFNAME", _loopback_ifname())
@@ -119,7 +131,7 @@ def _worker(rank: int, world_size: int, port: int, fn: Callable, args: tuple, co
         if backend == "nccl":
             torch.cuda.set_device(rank)
         dist.init_process_group(backend, rank=rank, world_size=world_size,
-                                timeout=timedelta(seconds=max(5.0, timeout_s)))
+                                timeout=timedelta(seconds=pg_timeout if pg_timeout else max(5.0, timeout_s)))
         try:
             status, payload = "ok", fn(rank, world_size, *args)
         finally:
@@ -149,13 +161,16 @@ def _stop(procs: list) -> None:
 
 
 def launch(fn: Callable, world_size: int = 2, args: tuple = (), timeout: float = 60.0,
-           method: str | None = None, backend: str = "gloo") -> list[Any]:
+           method: str | None = None, backend: str = "gloo", env: dict[str, str] | None = None,
+           pg_timeout: float | None = None) -> list[Any]:
     """Run ``fn(rank, world_size, *args)`` on ``world_size`` ranks; return the results in rank order.
 
     ``backend`` is ``"gloo"`` (CPU, the default) or ``"nccl"`` (rank r uses
     ``cuda:r``; pass ``method="spawn"``, since a forked child cannot use CUDA
     once the parent has initialised it). ``method`` is the start method
-    (default :func:`start_method`). Raises
+    (default :func:`start_method`). ``env`` is set in each rank's environment before its process group
+    starts (``{"TORCH_DISTRIBUTED_DEBUG": "DETAIL"}``), and ``pg_timeout`` (seconds) is the process
+    group's collective timeout (default: ``timeout``, at least 5 s). Raises
     ``RuntimeError`` with the rank's traceback if a rank fails (``NotImplementedError``, with its
     message only, if the rank called an exercise stub, so the notebook shows "not done yet"), and
     ``TimeoutError`` after ``timeout`` seconds. Every rank is stopped before
@@ -173,7 +188,8 @@ def launch(fn: Callable, world_size: int = 2, args: tuple = (), timeout: float =
         try:
             for rank in range(world_size):
                 recv, send = ctx.Pipe(duplex=False)
-                p = ctx.Process(target=_worker, args=(rank, world_size, port, target, args, send, timeout, backend),
+                p = ctx.Process(target=_worker, args=(rank, world_size, port, target, args, send, timeout, backend,
+                                                         env, pg_timeout),
                                 daemon=True, name=f"course-ddp-rank{rank}")
                 p.start()
                 send.close()
@@ -573,3 +589,397 @@ def accumulation_worker(rank: int, world_size: int, fn: Callable, micro_batches:
     return {"rank": rank, "result": result, "params": [p.detach().clone() for p in model.parameters()],
             "calls": len(hook.calls), "buckets": len({c[0] for c in hook.calls}),
             "grads_cleared": all(p.grad is None or bool((p.grad == 0).all()) for p in model.parameters())}
+
+
+def accumulation_cases_worker(rank: int, world_size: int, fn: Callable, cases: list) -> list[dict]:
+    """Worker: :func:`accumulation_worker` once per case, in one launch (fresh model, DDP wrapper and hook each).
+
+    ``cases``: a list of ``(micro_batches, accum_steps, lr, seed, momentum)``. Returns the list of
+    :func:`accumulation_worker` results, in order. One launch instead of one per case: starting the ranks
+    costs more than these small cases.
+    """
+    return [accumulation_worker(rank, world_size, fn, micro, k, lr, seed, mom) for micro, k, lr, seed, mom in cases]
+
+
+# --- Profiling a DDP training step, a CPU stand-in for SyncBatchNorm, logging across ranks ---------
+
+class _GatherRows(torch.autograd.Function):
+    """All-gather equal-sized shards along dimension 0; the backward all-reduces and keeps this rank's rows."""
+
+    @staticmethod
+    def forward(ctx, x: torch.Tensor) -> torch.Tensor:  # type: ignore[override]
+        import torch.distributed as dist
+
+        parts = [torch.empty_like(x) for _ in range(dist.get_world_size())]
+        dist.all_gather(parts, x.contiguous())
+        ctx.rank, ctx.rows = dist.get_rank(), x.shape[0]
+        return torch.cat(parts)
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor) -> torch.Tensor:  # type: ignore[override]
+        import torch.distributed as dist
+
+        grad = grad.contiguous().clone()
+        dist.all_reduce(grad)  # every rank's loss depends on this rank's rows (through the statistics)
+        return grad[ctx.rank * ctx.rows:(ctx.rank + 1) * ctx.rows]
+
+
+class GatherBatchNorm2d(torch.nn.BatchNorm2d):
+    """A CPU stand-in for ``SyncBatchNorm`` (which runs on GPUs only), for traces and demonstrations.
+
+    In training mode inside a process group, it all-gathers every rank's activations (all ranks must hold
+    the same number of rows), normalises with the statistics of the whole global batch and returns this
+    rank's rows; its backward all-reduces the gradient. ``SyncBatchNorm`` sends less (per-channel mean,
+    inverse std and count instead of the activations) but synchronises at the same two places: once in the
+    forward, once in the backward, per layer. Outside a process group or in ``eval()`` it is plain BatchNorm.
+    """
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        import torch.distributed as dist
+        import torch.nn.functional as F
+
+        if not self.training or not dist.is_available() or not dist.is_initialized():
+            return super().forward(x)
+        full = _GatherRows.apply(x)
+        y = F.batch_norm(full, self.running_mean, self.running_var, self.weight, self.bias, True,
+                         0.1 if self.momentum is None else self.momentum, self.eps)
+        self.num_batches_tracked.add_(1)
+        r, n = dist.get_rank(), x.shape[0]
+        return y[r * n:(r + 1) * n]
+
+
+def step_model(sync_bn: bool = False, width: int = 8, classes: int = 3, seed: int = 0) -> "torch.nn.Module":
+    """The small CNN of the profiled training step: conv, BatchNorm, ReLU, conv, BatchNorm, pool, linear.
+
+    ``sync_bn=True`` uses :class:`GatherBatchNorm2d` (synchronised on the CPU) instead of ``BatchNorm2d``.
+    Same weights for the same ``seed``.
+    """
+    import torch.nn as nn
+
+    torch.manual_seed(seed)
+    bn = GatherBatchNorm2d if sync_bn else nn.BatchNorm2d
+    return nn.Sequential(nn.Conv2d(3, width, 3, stride=2, padding=1), bn(width), nn.ReLU(),
+                         nn.Conv2d(width, width, 3, stride=2, padding=1), bn(width), nn.ReLU(),
+                         nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(width, classes))
+
+
+def profiled_step_worker(rank: int, world_size: int, samples: list, steps: int = 4, batch_size: int = 8,
+                         sync_bn: bool = False, memory: bool = True,
+                         slow_rank: int | None = None, slow_ms: float = 0.0) -> dict:
+    """Worker: profile ``steps`` DDP training steps of the chapter's loop on this rank; return the raw trace.
+
+    The loop: a ``DataLoader`` over ``course.data.DecodeDataset(samples)`` (JPEGs decoded in
+    ``__getitem__``, in this process: ranks started by :func:`launch` are daemon processes, which may not
+    start DataLoader workers) with a ``DistributedSampler``, :func:`step_model` wrapped in
+    ``DDP``, cross-entropy, SGD. The forward and the backward run inside ``record_function("forward")`` and
+    ``record_function("backward")`` ranges. ``slow_rank`` sleeps ``slow_ms`` in each of its steps before the
+    forward (a straggler). Returns ``raw`` (the Chrome trace, see :func:`course.profiling.Trace.from_chrome`),
+    ``batch_mean`` (the channel means the first BatchNorm normalised with in the last step, this rank's batch
+    or the global one) and ``loss`` (the last step's loss).
+    """
+    import time as _time
+
+    import torch.nn.functional as F
+    from torch.nn.parallel import DistributedDataParallel as DDP
+    from torch.profiler import record_function
+    from torch.utils.data import DataLoader, DistributedSampler
+
+    from course.data import DecodeDataset, to_float01
+    from course.profiling import profile_steps
+    from course.traces import quiet_stderr
+
+    ds = DecodeDataset(samples, decoder="torchvision", transform=to_float01)
+    sampler = DistributedSampler(ds, num_replicas=world_size, rank=rank, shuffle=True, seed=0, drop_last=True)
+    loader = DataLoader(ds, batch_size=batch_size, sampler=sampler, drop_last=True)
+    model = step_model(sync_bn=sync_bn)
+    ddp = DDP(model)
+    opt = torch.optim.SGD(ddp.parameters(), lr=0.05)
+    seen: dict[str, Any] = {}
+
+    def record_bn_input(module, inputs):
+        seen["batch_mean"] = inputs[0].detach().mean(dim=(0, 2, 3))
+
+    model[1].register_forward_pre_hook(record_bn_input)
+    state = {"epoch": 0, "it": None}
+
+    def next_batch():
+        try:
+            return next(state["it"])
+        except (StopIteration, TypeError):
+            sampler.set_epoch(state["epoch"])
+            state["epoch"] += 1
+            state["it"] = iter(loader)
+            return next(state["it"])
+
+    def step() -> None:
+        x, y = next_batch()
+        if slow_rank == rank and slow_ms:
+            _time.sleep(slow_ms / 1000)
+        opt.zero_grad()
+        with record_function("forward"):
+            out = ddp(x)
+        loss = F.cross_entropy(out, y)
+        with record_function("backward"):
+            loss.backward()
+        opt.step()
+        seen["loss"] = loss.item()
+
+    with quiet_stderr():  # the allocator's "unknown size" warnings, one per block freed while profiling
+        trace = profile_steps(step, steps=steps, warmup=1, memory=memory)
+    if sync_bn:  # the statistics GatherBatchNorm2d normalised with: the global batch's
+        gathered = [torch.empty_like(seen["batch_mean"]) for _ in range(world_size)]
+        import torch.distributed as dist
+
+        dist.all_gather(gathered, seen["batch_mean"])
+        seen["global_mean"] = torch.stack(gathered).mean(0)
+    return {"rank": rank, "raw": trace.raw, **seen}
+
+
+def logged_train_worker(rank: int, world_size: int, fn: Callable, cases: list, seed: int = 0,
+                        keep_trace: bool = False) -> list[dict]:
+    """Worker for the logging exercise: for each case, train a fresh DDP model with ``fn`` under the profiler.
+
+    ``cases``: a list of ``(batches_per_rank, log_every, lr)``, ``batches_per_rank[rank]`` this rank's list
+    of ``(x, y)``. For each case it builds :func:`accumulation_model` (``seed``, float64, no buffers, so DDP
+    broadcasts nothing), wraps it in ``DDP`` with a :func:`counting_comm_hook`, and profiles one call
+    ``fn(ddp_model, batches, optimizer, log_every)`` (SGD, ``lr``). Returns one dict per case: ``result``
+    (what ``fn`` returned), ``params`` (final parameters), ``ddp_allreduces`` (DDP's own gradient
+    all-reduces, from the hook), ``extra`` (the collectives ``fn`` issued itself, read from the trace with
+    :func:`course.traces.collectives`: those outside DDP's forward and outside the backward; DDP's own
+    bucket broadcasts and gradient all-reduces are inside), ``outside`` (their names and counts) and
+    ``in_ddp`` (the collectives DDP issued in its forward and backward), and with ``keep_trace`` ``raw`` (the
+    Chrome trace of the call: one ``step 0`` range around the whole call).
+    """
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    from course.profiling import profile_steps
+    from course.traces import collectives, quiet_stderr
+
+    out = []
+    for batches_per_rank, log_every, lr in cases:
+        batches = batches_per_rank[rank]
+        model = accumulation_model(seed, d_in=batches[0][0].shape[1] if batches else 6)
+        ddp = DDP(model)
+        hook = counting_comm_hook()
+        ddp.register_comm_hook(None, hook)
+        opt = torch.optim.SGD(ddp.parameters(), lr=lr)
+        box: dict[str, Any] = {}
+
+        def call() -> None:
+            box["result"] = fn(ddp, batches, opt, log_every)
+
+        with quiet_stderr():
+            trace = profile_steps(call, steps=1, warmup=0)
+        where = collectives(trace)[0]
+        out.append({"result": box.get("result"), "params": [p.detach().clone() for p in model.parameters()],
+                    "ddp_allreduces": len(hook.calls), "extra": sum(where["outside"].values()),
+                    "outside": dict(where["outside"]), "in_ddp": dict(where["forward"] + where["backward"]),
+                    **({"raw": trace.raw} if keep_trace else {})})
+    return out
+
+
+def torchrun_main(argv: list[str] | None = None) -> None:
+    """The script ``torchrun --nproc-per-node 2 -m course.ddp OUT_DIR`` runs in every process it starts.
+
+    It reads what ``torchrun`` put in its environment (``RANK``, ``LOCAL_RANK``, ``WORLD_SIZE``,
+    ``MASTER_ADDR``, ``MASTER_PORT``), initialises a gloo process group from it (``init_method="env://"``,
+    the default), trains a tiny DDP model for a few steps on its ``DistributedSampler`` shard, and then:
+    rank 0 alone writes the checkpoint and a summary into ``OUT_DIR`` (one writer, no two ranks racing on
+    one file); ``dist.barrier()``; every rank loads rank 0's checkpoint and checks that it equals its own
+    parameters (DDP kept them identical). Each rank prints one line, prefixed ``[rank R]``.
+    """
+    import json
+    from pathlib import Path
+
+    import torch.distributed as dist
+    import torch.nn as nn
+    import torch.nn.functional as F
+    from torch.nn.parallel import DistributedDataParallel as DDP
+    from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
+
+    argv = sys.argv[1:] if argv is None else argv
+    out_dir = Path(argv[0])
+    env = {k: os.environ.get(k) for k in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE",
+                                          "MASTER_ADDR", "MASTER_PORT")}
+    rank, local_rank, world = int(env["RANK"]), int(env["LOCAL_RANK"]), int(env["WORLD_SIZE"])
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo")  # env://: MASTER_ADDR, MASTER_PORT, RANK and WORLD_SIZE from torchrun
+    g = torch.Generator().manual_seed(0)
+    ds = TensorDataset(torch.randn(64, 4, generator=g), torch.randint(0, 2, (64,), generator=g))
+    sampler = DistributedSampler(ds, seed=0)  # num_replicas and rank come from the process group
+    loader = DataLoader(ds, batch_size=8, sampler=sampler)
+    torch.manual_seed(0)
+    model = DDP(nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2)))
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    seen = []
+    for epoch in range(2):
+        sampler.set_epoch(epoch)
+        for x, y in loader:
+            opt.zero_grad()
+            F.cross_entropy(model(x), y).backward()
+            opt.step()
+        seen.append(len(sampler))
+    ckpt = out_dir / "model.pt"
+    if rank == 0:  # one writer
+        torch.save(model.module.state_dict(), ckpt)
+        (out_dir / "summary.json").write_text(json.dumps({"world_size": world, "samples_per_rank": seen}))
+    dist.barrier()  # nobody reads the checkpoint before rank 0 has finished writing it
+    state = torch.load(ckpt, weights_only=True)
+    same = all(torch.equal(state[k], v) for k, v in model.module.state_dict().items())
+    line = (f"[rank {rank}] " + " ".join(f"{k}={v}" for k, v in env.items())
+            + f" pid={os.getpid()} samples/epoch={seen[0]} read rank 0's checkpoint after the barrier: "
+              f"equal to my parameters: {same}\n")
+    sys.stdout.write(line)  # one write per line: the ranks share torchrun's stdout
+    sys.stdout.flush()
+    dist.destroy_process_group()
+
+
+def hang_worker(rank: int, world_size: int, mistake: str, timeout_s: float = 1.5, linger: float = 2.0) -> dict:
+    """Worker: make a deliberate collective mistake and report what each rank sees, without hanging forever.
+
+    ``mistake``: ``"shape"`` (rank 0 all-reduces 3 values, the others 4), ``"op"`` (rank 0 all-reduces,
+    the others broadcast) or ``"skip"`` (only rank 0 all-reduces). The collectives run in a process group made
+    for the demonstration, ``dist.new_group(timeout=timedelta(seconds=timeout_s))``, so a waiting rank gives
+    up after ``timeout_s`` (the launch's own group keeps a timeout long enough to start up on a busy machine).
+    Every rank then stays alive until ``linger`` seconds after its call began, as a real rank would (it went on
+    to other work). Returns ``outcome`` (``"ok"`` or the error's first line), ``seconds`` until the call
+    returned or raised, ``value`` (the tensor after a call that returned) and ``debug``
+    (``TORCH_DISTRIBUTED_DEBUG`` in this rank: set it with ``launch(..., env=...)``).
+    """
+    import time as _time
+    from datetime import timedelta
+
+    import torch.distributed as dist
+
+    from course.traces import quiet_stderr
+
+    group = dist.new_group(timeout=timedelta(seconds=timeout_s))
+    t = torch.ones(3 if (mistake != "shape" or rank == 0) else 4)
+    out: dict[str, Any] = {"rank": rank, "debug": os.environ.get("TORCH_DISTRIBUTED_DEBUG", "OFF"), "value": None}
+    t0 = _time.perf_counter()
+    try:
+        with quiet_stderr():  # gloo also logs the error there; it is returned instead
+            if mistake == "op" and rank != 0:
+                dist.broadcast(t, 0, group=group)
+            elif mistake != "skip" or rank == 0:
+                dist.all_reduce(t, group=group)
+        out["outcome"], out["value"] = "ok", t.tolist()
+    except RuntimeError as err:
+        out["outcome"] = short_error(err)
+    out["seconds"] = _time.perf_counter() - t0
+    _time.sleep(max(0.0, linger - (_time.perf_counter() - t0)))
+    return out
+
+
+def short_error(err: BaseException, limit: int = 400) -> str:
+    """A collective's error in one line, the DETAIL fingerprints without their ``TensorOptions(...)``.
+
+    The ``DETAIL`` mismatch message repeats ``TensorDeviceTypes=TensorOptions(dtype=..., device=..., ...)``
+    for each rank; dropping it keeps what differs (operation, shapes, dtypes) readable. Whitespace runs become
+    one space; the result is cut at ``limit`` characters.
+    """
+    import re
+
+    text = re.sub(r",? ?TensorDeviceTypes=TensorOptions\(.*?memory_format=\(nullopt\)\)", "", str(err))
+    text = re.sub(r"\s+", " ", text).strip()
+    return text[:limit]
+
+
+def monitored_barrier_worker(rank: int, world_size: int, late_rank: int = 1, timeout_s: float = 1.5) -> dict:
+    """Worker: every rank but ``late_rank`` enters ``dist.monitored_barrier``; return what each rank reports.
+
+    ``monitored_barrier`` (gloo only) makes rank 0 wait for each other rank in turn, so its error names the
+    rank that did not arrive, where a plain ``barrier`` would only time out. ``late_rank`` arrives after
+    ``timeout_s + 1`` seconds. Returns ``outcome`` (``"ok"``, ``"arrived late"`` or the error's first line)
+    and ``seconds``.
+    """
+    import time as _time
+    from datetime import timedelta
+
+    import torch.distributed as dist
+
+    from course.traces import quiet_stderr
+
+    out: dict[str, Any] = {"rank": rank}
+    t0 = _time.perf_counter()
+    if rank == late_rank:
+        _time.sleep(timeout_s + 1.0)
+        out["outcome"], out["seconds"] = "arrived late", _time.perf_counter() - t0
+        return out
+    try:
+        with quiet_stderr():  # gloo also logs the error there; it is returned instead
+            dist.monitored_barrier(timeout=timedelta(seconds=timeout_s))
+        out["outcome"] = "ok"
+    except RuntimeError as err:
+        out["outcome"] = short_error(err, 300)
+    out["seconds"] = _time.perf_counter() - t0
+    return out
+
+
+def fsdp_worker(rank: int, world_size: int, checkpoint_dir: str, width: int = 16, seed: int = 0) -> dict:
+    """Worker: one FSDP2 (``fully_shard``) training step on the CPU, profiled, then a distributed checkpoint.
+
+    Builds an MLP (``Linear(8, width)``, ``ReLU``, ``Linear(width, width)``, ``ReLU``, ``Linear(width, 2)``,
+    weights from ``seed``), applies ``fully_shard`` to each ``Linear`` and then to the root, and runs one SGD
+    step (lr 0.1) on this rank's batch (4 rows from generator ``seed + 1 + rank``) under the profiler. Then
+    saves ``{"model": model.state_dict()}`` with ``torch.distributed.checkpoint.save`` into
+    ``checkpoint_dir``. Returns ``param_type`` (the class of a parameter after sharding), ``shapes`` (for each
+    parameter: its full shape and this rank's local shard's shape), ``collectives`` (forward / backward /
+    outside counts, :func:`course.traces.collectives`), ``params`` (the full parameters after the step,
+    all-gathered), ``batch`` (this rank's ``(x, y)``) and ``files`` (what the checkpoint folder holds).
+    """
+    import torch.distributed.checkpoint as dcp
+    import torch.nn as nn
+    import torch.nn.functional as F
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.fsdp import fully_shard
+    from torch.profiler import record_function
+
+    from course.profiling import profile_steps
+    from course.traces import collectives, quiet_stderr
+
+    model = fsdp_reference_model(width, seed)
+    mesh = init_device_mesh("cpu", (world_size,))
+    for layer in model:
+        if isinstance(layer, nn.Linear):
+            fully_shard(layer, mesh=mesh)
+    fully_shard(model, mesh=mesh)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    g = torch.Generator().manual_seed(seed + 1 + rank)
+    x, y = torch.randn(4, 8, generator=g), torch.randint(0, 2, (4,), generator=g)
+
+    def step() -> None:
+        opt.zero_grad()
+        with record_function("forward"):
+            out = model(x)
+        loss = F.cross_entropy(out, y)
+        with record_function("backward"):
+            loss.backward()
+        opt.step()
+
+    with quiet_stderr():
+        trace = profile_steps(step, steps=1, warmup=0)
+    where = collectives(trace)[0]
+    out = {"rank": rank, "param_type": type(model[0].weight).__name__,
+           "shapes": {n: (tuple(p.shape), tuple(p.to_local().shape)) for n, p in model.named_parameters()},
+           "collectives": {k: dict(v) for k, v in where.items()},
+           "params": {n: p.full_tensor().detach().clone() for n, p in model.named_parameters()},
+           "batch": (x, y)}
+    dcp.save({"model": model.state_dict()}, checkpoint_id=checkpoint_dir)
+    import torch.distributed as dist
+
+    dist.barrier()
+    out["files"] = sorted(os.listdir(checkpoint_dir))
+    return out
+
+
+def fsdp_reference_model(width: int = 16, seed: int = 0) -> "torch.nn.Module":
+    """The MLP of :func:`fsdp_worker`, unsharded, with the same initial weights for the same ``seed``."""
+    import torch.nn as nn
+
+    torch.manual_seed(seed)
+    return nn.Sequential(nn.Linear(8, width), nn.ReLU(), nn.Linear(width, width), nn.ReLU(), nn.Linear(width, 2))
+
+
+if __name__ == "__main__":  # torchrun --nproc-per-node 2 -m course.ddp OUT_DIR
+    torchrun_main()

@@ -23,7 +23,7 @@ from torch.overrides import TorchFunctionMode
 from course.memory import SavedTensorProbe, graph_size
 
 __all__ = ["GraphProbe", "reachable_nodes", "TinyRNN", "TinyLSTM", "make_batches", "leaky_train_epoch",
-           "leaky_evaluate", "leaky_tbptt_train", "run_probed", "tbptt_growth",
+           "leaky_evaluate", "leaky_tbptt_train", "run_probed", "tbptt_growth", "tbptt_stepper",
            "SavedTensorProbe", "graph_size"]
 
 
@@ -290,6 +290,34 @@ def tbptt_growth(model: TinyRNN, sequence: torch.Tensor, chunk_len: int,
         rows.append({"nodes": float(nodes), "backward_ms": 1000 * (time.perf_counter() - t0)})
     model.zero_grad(set_to_none=True)
     return rows
+
+
+def tbptt_stepper(model: TinyRNN, sequence: torch.Tensor, chunk_len: int, detach: bool):
+    """Return a function that trains on the next chunk of ``sequence`` each time it is called (for profiling).
+
+    Like :func:`tbptt_growth`, one chunk per call, gradients accumulated (no optimizer): with
+    ``detach=False`` the hidden state keeps the earlier chunks' graph and ``backward(retain_graph=True)``
+    runs through all of it; with ``detach=True`` each chunk's graph starts fresh. After the last chunk it
+    starts the sequence again. The function returns the chunk's loss as a float.
+    """
+    steps = sequence.shape[0] - 1
+    state = {"h": model.init_hidden(sequence.shape[1], sequence.dtype), "start": 0}
+
+    def step() -> float:
+        if state["start"] >= steps:
+            state["h"], state["start"] = model.init_hidden(sequence.shape[1], sequence.dtype), 0
+        start = state["start"]
+        stop = min(start + chunk_len, steps)
+        h = state["h"].detach() if detach else state["h"]
+        loss = 0.0
+        for t in range(start, stop):
+            y, h = model(sequence[t], h)
+            loss = loss + F.mse_loss(y, sequence[t + 1])
+        loss.backward(retain_graph=not detach)
+        state["h"], state["start"] = h, stop
+        return float(loss.detach())
+
+    return step
 
 
 def run_probed(fn, *args: Any, optimizer: torch.optim.Optimizer | None = None,

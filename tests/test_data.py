@@ -218,3 +218,21 @@ def test_make_test_folder_lists_unsorted_on_tmpfs_too():
             assert os.listdir(os.path.join(d, "x")) != classes
         finally:
             shutil.rmtree(d)
+
+
+def test_make_test_folder_stray_files_in_root(tmp_path):
+    classes, samples = D.make_test_folder(tmp_path, n_classes=2, per_class=2, stray=("README.txt", "cover.jpg"))
+    entries = sorted(os.listdir(tmp_path))
+    assert entries == sorted(classes + ["README.txt", "cover.jpg"])
+    assert (tmp_path / "README.txt").is_file() and len(samples) == 4
+    assert all(os.path.dirname(p) != str(tmp_path) for p, _ in samples)
+
+
+def test_stop_workers_stops_persistent_workers(folder):
+    loader = DataLoader(D.DecodeDataset(folder[1][:4]), batch_size=2, num_workers=1, persistent_workers=True)
+    next(iter(loader))
+    workers = list(loader._iterator._workers)
+    assert workers and all(w.is_alive() for w in workers)
+    D.stop_workers(loader)
+    assert not any(w.is_alive() for w in workers)
+    D.stop_workers(DataLoader(D.DecodeDataset(folder[1][:2])))  # nothing to stop: no error

@@ -232,3 +232,194 @@ def test_syncbn_cuda_order_worker_runs():  # pragma: no cover (CPU CI)
     ws = min(2, torch.cuda.device_count())
     out = P.launch(P.syncbn_cuda_order_worker, world_size=ws, args=(shards[:ws],), method="spawn", backend="nccl")
     assert all(r["kind"] == "SyncBatchNorm" and r["running_mean"].shape == (3,) for r in out)
+
+
+# --- third edition: launch options, profiled steps, logging, hangs, FSDP2, torchrun ---------------------
+
+def _env_and_timeout(rank, world_size):
+    import torch.distributed as dist
+    from torch.distributed.distributed_c10d import _get_default_group
+
+    return {"mine": os.environ.get("COURSE_TEST_VAR"), "debug": str(dist.get_debug_level()),
+            "timeout": _get_default_group().options._timeout.total_seconds()
+            if hasattr(_get_default_group(), "options") else None}
+
+
+def test_launch_sets_env_before_the_group_and_the_group_timeout():
+    out = P.launch(_env_and_timeout, world_size=2, timeout=60, pg_timeout=7,
+                   env={"COURSE_TEST_VAR": "yes", "TORCH_DISTRIBUTED_DEBUG": "DETAIL"})
+    assert [o["mine"] for o in out] == ["yes", "yes"]
+    assert all("DETAIL" in o["debug"] for o in out)
+    out = P.launch(_env_and_timeout, world_size=2, timeout=60, env={"TORCH_DISTRIBUTED_DEBUG": "OFF"})
+    assert all("OFF" in o["debug"] for o in out)
+
+
+def test_loopback_ifname():
+    assert P.loopback_ifname() == ("lo0" if os.uname().sysname == "Darwin" else "lo")
+
+
+def test_gather_batchnorm_is_batchnorm_outside_a_group_and_global_inside():
+    torch.manual_seed(0)
+    x = torch.randn(6, 3, 2, 2)
+    gbn, bn = P.GatherBatchNorm2d(3), torch.nn.BatchNorm2d(3)
+    assert torch.allclose(gbn(x), bn(x))  # no process group: plain BatchNorm
+    assert torch.allclose(gbn.running_mean, bn.running_mean)
+
+
+def _gather_bn_worker(rank, world_size, full):
+    torch.manual_seed(0)
+    bn = P.GatherBatchNorm2d(3).double()
+    x = full.chunk(world_size)[rank].clone().requires_grad_(True)
+    y = bn(x)
+    (y * (rank + 1)).sum().backward()
+    return {"y": y.detach(), "grad": x.grad, "running_mean": bn.running_mean.clone()}
+
+
+def test_gather_batchnorm_matches_one_process_on_the_whole_batch():
+    torch.manual_seed(1)
+    full = torch.randn(8, 3, 2, 2, dtype=torch.float64)
+    out = P.launch(_gather_bn_worker, world_size=2, args=(full,), timeout=60)
+    # one process: BatchNorm over the whole batch, the loss each rank computes summed
+    x = full.clone().requires_grad_(True)
+    bn = torch.nn.BatchNorm2d(3).double()
+    y = bn(x)
+    weights = torch.cat([torch.full((4, 1, 1, 1), 1.0), torch.full((4, 1, 1, 1), 2.0)]).double()
+    (y * weights).sum().backward()
+    for r in range(2):
+        assert torch.allclose(out[r]["y"], y.detach()[4 * r:4 * (r + 1)])
+        assert torch.allclose(out[r]["grad"], x.grad[4 * r:4 * (r + 1)])
+        assert torch.allclose(out[r]["running_mean"], bn.running_mean)
+
+
+def test_step_model_shapes_and_seed():
+    a, b = P.step_model(seed=3), P.step_model(seed=3)
+    assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters()))
+    assert a(torch.randn(2, 3, 16, 20)).shape == (2, 3)
+    assert isinstance(P.step_model(sync_bn=True)[1], P.GatherBatchNorm2d)
+
+
+def _logged(model, batches, optimizer, log_every):
+    import torch.distributed as dist
+    import torch.nn.functional as F
+
+    out = []
+    for i, (x, y) in enumerate(batches, 1):
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        optimizer.step()
+        t = torch.tensor([loss.item()], dtype=torch.float64)
+        dist.all_reduce(t)          # one per step: counted as "extra"
+        if i % log_every == 0:
+            dist.barrier()
+            out.append(float(t))
+    return out
+
+
+def test_logged_train_worker_counts_only_the_functions_own_collectives():
+    g = torch.Generator().manual_seed(0)
+    batches = [[(torch.randn(3, 6, generator=g, dtype=torch.float64), torch.randint(0, 3, (3,), generator=g))
+                for _ in range(4)] for _ in range(2)]
+    out = P.launch(P.logged_train_worker, world_size=2, args=(_logged, [(batches, 2, 0.1), (batches, 4, 0.1)], 0, True),
+                   timeout=90)
+    first, second = out[0]
+    assert first["ddp_allreduces"] == 4 and second["ddp_allreduces"] == 4
+    assert first["outside"] == {"allreduce": 4, "barrier": 2} and first["extra"] == 6
+    assert second["extra"] == 5
+    assert "allreduce" in first["in_ddp"] and len(first["result"]) == 2 and "raw" in first
+    assert "raw" not in P.launch(P.logged_train_worker, world_size=2, args=(_logged, [(batches, 2, 0.1)]),
+                                 timeout=90)[0][0]
+
+
+def test_accumulation_cases_worker_runs_every_case_in_one_launch():
+    g = torch.Generator().manual_seed(0)
+    micro = [[(torch.randn(2, 6, generator=g, dtype=torch.float64), torch.randint(0, 3, (2,), generator=g))
+              for _ in range(4)] for _ in range(2)]
+
+    def plain(model, batches, opt, k):
+        import torch.nn.functional as F
+        for x, y in batches:
+            opt.zero_grad()
+            F.cross_entropy(model(x), y).backward()
+            opt.step()
+        return [len(batches)]
+
+    out = P.launch(P.accumulation_cases_worker, world_size=2, args=(plain, [(micro, 2, 0.1, 0, 0.0),
+                                                                           (micro, 1, 0.2, 1, 0.9)]), timeout=90)
+    assert len(out[0]) == 2 and out[0][0]["result"] == [4] and out[0][0]["calls"] == 4
+    single = P.launch(P.accumulation_worker, world_size=2, args=(plain, micro, 1, 0.2, 1, 0.9), timeout=90)
+    assert all(torch.equal(a, b) for a, b in zip(out[0][1]["params"], single[0]["params"]))
+
+
+def test_hang_worker_without_and_with_detail():
+    off = P.launch(P.hang_worker, world_size=2, args=("shape", 1.0, 1.4), timeout=60)
+    assert off[0]["outcome"] == "ok" and off[0]["value"] == [2.0, 2.0, 2.0]      # silently "works" on rank 0
+    assert "Timed out" in off[1]["outcome"] and off[1]["seconds"] >= 0.9
+    detail = P.launch(P.hang_worker, world_size=2, args=("shape", 1.0, 1.4), timeout=60,
+                      env={"TORCH_DISTRIBUTED_DEBUG": "DETAIL"})
+    assert all("mismatch between collectives" in r["outcome"] for r in detail)
+    assert all(r["debug"] == "DETAIL" for r in detail)
+    skip = P.launch(P.hang_worker, world_size=2, args=("skip", 1.0, 1.4), timeout=60,
+                    env={"TORCH_DISTRIBUTED_DEBUG": "DETAIL"})
+    assert "monitoredBarrier" in skip[0]["outcome"] and skip[1]["outcome"] == "ok"
+    op = P.launch(P.hang_worker, world_size=2, args=("op", 1.0, 1.4), timeout=60,
+                  env={"TORCH_DISTRIBUTED_DEBUG": "DETAIL"})
+    assert all("BROADCAST" in r["outcome"] or "ALLREDUCE" in r["outcome"] for r in op)
+    assert _alive_children() == []
+
+
+def test_monitored_barrier_worker_names_the_late_rank():
+    out = P.launch(P.monitored_barrier_worker, world_size=2, args=(1, 1.0), timeout=60)
+    assert "Rank 1 failed to pass monitoredBarrier" in out[0]["outcome"]
+    assert out[1]["outcome"] == "arrived late"
+
+
+def test_fsdp_worker_shards_and_checkpoints(tmp_path):
+    import torch.distributed.checkpoint as dcp
+    import torch.nn.functional as F
+
+    out = P.launch(P.fsdp_worker, world_size=2, args=(str(tmp_path / "ck"),), timeout=180)
+    r0 = out[0]
+    assert r0["param_type"] == "DTensor"
+    assert r0["shapes"]["0.weight"] == ((16, 8), (8, 8))
+    assert r0["collectives"]["forward"] and r0["collectives"]["backward"]
+    assert r0["files"] == [".metadata", "__0_0.distcp", "__1_0.distcp"]
+    ref = P.fsdp_reference_model()
+    opt = torch.optim.SGD(ref.parameters(), lr=0.1)
+    xs = torch.cat([r["batch"][0] for r in out])
+    ys = torch.cat([r["batch"][1] for r in out])
+    F.cross_entropy(ref(xs), ys).backward()
+    opt.step()
+    for n, p in ref.named_parameters():
+        assert torch.allclose(p.detach(), r0["params"][n], atol=1e-6)
+        assert torch.equal(r0["params"][n], out[1]["params"][n])
+    plain = P.fsdp_reference_model(seed=9)
+    state = {"model": plain.state_dict()}
+    dcp.load(state, checkpoint_id=str(tmp_path / "ck"))
+    plain.load_state_dict(state["model"])
+    assert all(torch.equal(p.detach(), r0["params"][n]) for n, p in plain.named_parameters())
+
+
+def test_torchrun_main_under_torchrun(tmp_path):
+    import subprocess
+    import sys
+
+    env = dict(os.environ, GLOO_SOCKET_IFNAME=P.loopback_ifname(), OMP_NUM_THREADS="1")
+    run = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
+                          "-m", "course.ddp", str(tmp_path)], capture_output=True, text=True, timeout=600, env=env)
+    assert run.returncode == 0, run.stderr[-2000:]
+    lines = sorted(line for line in run.stdout.splitlines() if line.startswith("[rank"))
+    assert len(lines) == 2
+    assert "RANK=0 LOCAL_RANK=0 WORLD_SIZE=2" in lines[0] and "RANK=1 LOCAL_RANK=1 WORLD_SIZE=2" in lines[1]
+    assert all("equal to my parameters: True" in line for line in lines)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model.pt", "summary.json"]
+
+
+def test_short_error_drops_tensor_options_and_whitespace():
+    msg = ("Detected mismatch. Rank 0 is running collective: CollectiveFingerPrint(OpType=ALLREDUCE, TensorShape=[3], "
+           "TensorDtypes=Float, TensorDeviceTypes=TensorOptions(dtype=float (default), device=cpu, "
+           "memory_format=(nullopt))), but ...\n\t shapes: 3vs 4")
+    out = P.short_error(RuntimeError(msg))
+    assert "TensorOptions" not in out and "TensorShape=[3], TensorDtypes=Float)" in out
+    assert "\n" not in out and out.endswith("shapes: 3vs 4")
+    assert len(P.short_error(RuntimeError("x" * 1000), limit=50)) == 50

@@ -1,12 +1,15 @@
 """Tests for course.leaks: the graph probe, the leaky loops and the TBPTT growth measurement."""
 from __future__ import annotations
 
+import copy
+
 import pytest
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
 from course import leaks as L
+from course.leaks import GraphProbe
 
 
 def _mlp(seed=0):
@@ -158,3 +161,21 @@ def test_tiny_lstm_state_is_a_tuple_and_init_state_matches():
     assert h64.dtype == torch.float64 and lstm.init_state(1, torch.float32)[0].dtype == torch.float32
     rnn = L.TinyRNN(n_in=3, n_hidden=4)
     assert torch.equal(rnn.init_state(2), rnn.init_hidden(2)) and rnn.init_state(2, torch.float64).dtype == torch.float64
+
+
+def test_tbptt_stepper_one_chunk_per_call_and_growth_only_without_detach():
+    torch.manual_seed(0)
+    rnn = L.TinyRNN(n_in=3, n_hidden=5)
+    seq = torch.randn(3 * 4 + 1, 2, 3)
+    step = L.tbptt_stepper(rnn, seq, 4, detach=True)
+    losses = [step() for _ in range(4)]             # the 4th call starts the sequence again
+    assert all(isinstance(v, float) for v in losses) and losses[3] == pytest.approx(losses[0])
+    rows = L.tbptt_growth(copy.deepcopy(rnn), seq, 4, detach=True)
+    assert len(rows) == 3
+    grow = L.tbptt_stepper(rnn, seq, 4, detach=False)
+    nodes = []
+    with GraphProbe() as probe:
+        for _ in range(3):
+            grow()
+            nodes.append(probe.sample())
+    assert nodes == sorted(nodes) and nodes[-1] > nodes[0]

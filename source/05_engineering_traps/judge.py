@@ -70,12 +70,22 @@ def _j5_accum_cases(seed):
 
 
 @judge.shared
-def _j5_run_accum(cases):
+def _j5_run_accum(cases, visible_case=None):
+    """Run the cases in one launch per world size (a launch forks every rank: the cost of these probes)."""
     out = []
-    for name, ws, micro, k, lr, mom in cases:
-        res = P.launch(P.accumulation_worker, world_size=ws, args=(train_accumulated, micro, k, lr, 0, mom),
-                       timeout=90)
-        out.append({"name": name, "ranks": res})
+    groups = {}
+    for case in cases:
+        groups.setdefault(case[1], []).append(case)
+    for ws, group in groups.items():
+        args = [(micro, k, lr, 0, mom) for _, _, micro, k, lr, mom in group]
+        if ws == 2 and visible_case is not None:
+            args = [visible_case] + args
+        res = P.launch(P.accumulation_cases_worker, world_size=ws, args=(train_accumulated, args), timeout=120)
+        if ws == 2 and visible_case is not None:
+            out.append({"name": "visible", "ranks": [r[0] for r in res]})
+            res = [r[1:] for r in res]
+        for j, (name, *_rest) in enumerate(group):
+            out.append({"name": name, "ranks": [r[j] for r in res]})
     return out
 
 
@@ -107,7 +117,10 @@ def check_images(items, refs, label, hint=None):
 
 # --- Exercise 5.1 · JpegFolderDataset -------------------------------------------------------------------
 # clause -> test
-#   self.classes: sorted class folder names ........................... test_jpeg_dataset_labels
+#   self.classes: sorted names of the subfolders of root .............. test_jpeg_dataset_labels
+#   anything in root that is not a folder is skipped (README.txt,
+#     .DS_Store, a stray .jpg): neither class nor sample .............. test_jpeg_dataset_labels (+ pixels,
+#                                                                        epoch, pickle: stray files everywhere)
 #   label = index of the image's folder in classes, a Python int ...... test_jpeg_dataset_labels
 #   __init__ stores only paths and labels (no images, no bytes) ....... test_jpeg_dataset_pickle_small
 #   __getitem__ decodes lazily: uint8 (3, H, W) RGB ................... test_jpeg_dataset_pixels
@@ -121,7 +134,7 @@ def probe_jpeg_pixels(seed):
     try:
         h, w = 14 + seed % 7, 18 + seed % 5
         _, samples = D.make_test_folder(root / "a", n_classes=3, per_class=3, size=(h, w), seed=11 + seed % 97,
-                                        modes={1: "L", 4: "CMYK", 6: "L", 8: "CMYK"})
+                                        modes={1: "L", 4: "CMYK", 6: "L", 8: "CMYK"}, stray=("notes.txt",))
         _, samples_b = D.make_test_folder(root / "b", n_classes=2, per_class=2, size=(w, h), seed=12 + seed % 89,
                                           modes={0: "CMYK", 3: "L"})
         refs = {"visible": _j5_decode_all(EX51_SAMPLES), "a": _j5_decode_all(samples), "b": _j5_decode_all(samples_b)}
@@ -146,7 +159,7 @@ def probe_jpeg_labels(seed):
     root = _j5_tmpdir()
     try:
         classes, samples = D.make_test_folder(root, n_classes=4, per_class=2, size=(16, 20), seed=12 + seed % 97,
-                                              modes={2: "L"})
+                                              modes={2: "L"}, stray=(".DS_Store", "README.md", "cover.jpg"))
         expected = {"classes": classes, "labels": [lab for _, lab in samples],
                     "visible_classes": list(EX51_CLASSES), "visible_labels": [lab for _, lab in EX51_SAMPLES]}
         ds_v = JpegFolderDataset(EX51_ROOT)
@@ -178,9 +191,10 @@ def _(got, ref):
         C.check_equal(g["visible_classes"], exp["visible_classes"], "dataset.classes (visible folder)",
                       hint="sort the folder names: os.listdir / Path.iterdir return them in file-system order")
         check_labels(g["visible"], exp["visible_labels"], "(visible folder)", check_len=False)
-    C.check_equal(g["classes"], exp["classes"], "dataset.classes (4 classes)",
-                  hint="sorted(folder names), read from the root given to __init__")
-    check_labels(g["items"], exp["labels"], "(4 classes)")
+    C.check_equal(g["classes"], exp["classes"], "dataset.classes (4 class folders; .DS_Store, README.md and "
+                  "cover.jpg directly in the root)",
+                  hint="sorted names of the entries that are folders (Path.is_dir()): a file in the root is not a class")
+    check_labels(g["items"], exp["labels"], "(4 classes, stray files in the root)")
 
 
 @judge.probe("test_jpeg_dataset_epoch")
@@ -189,7 +203,7 @@ def probe_jpeg_epoch(seed):
     root = _j5_tmpdir()
     try:
         _, samples = D.make_test_folder(root, n_classes=2, per_class=5, size=(12, 16), seed=13 + seed % 97,
-                                        modes={3: "L"})
+                                        modes={3: "L"}, stray=("labels.csv",))
         n = len(samples)
         visible_imgs = [img for img, _ in DataLoader(JpegFolderDataset(EX51_ROOT), batch_size=None, shuffle=True,
                                                      **EPOCH_LOADER_KW)]
@@ -217,11 +231,16 @@ def probe_jpeg_pickle(seed):
     root = _j5_tmpdir()
     try:
         for tag, hw in (("s", (8, 12)), ("b", (120, 160))):
-            D.make_test_folder(root / tag, n_classes=2, per_class=4, size=hw, seed=14 + seed % 97)
-        sizes = {"visible": len(_pickle.dumps(JpegFolderDataset(EX51_ROOT))),
-                 "s": len(_pickle.dumps(JpegFolderDataset(root / "s"))),
-                 "b": len(_pickle.dumps(JpegFolderDataset(root / "b")))}
-        return {"sizes": sizes, "n_visible": len(EX51_SAMPLES)}
+            D.make_test_folder(root / tag, n_classes=2, per_class=4, size=hw, seed=14 + seed % 97,
+                               stray=("README.txt",))
+        datasets = {"visible": JpegFolderDataset(EX51_ROOT), "s": JpegFolderDataset(root / "s"),
+                    "b": JpegFolderDataset(root / "b")}
+        sizes = {k: len(_pickle.dumps(ds)) for k, ds in datasets.items()}
+        # what the pickled copy still holds (a worker gets this copy): its length and its last item's label
+        copies = {k: _pickle.loads(_pickle.dumps(ds)) for k, ds in datasets.items()}
+        return {"sizes": sizes, "n_visible": len(EX51_SAMPLES),
+                "lengths": {k: len(c) for k, c in copies.items()},
+                "last_labels": {k: int(c[len(c) - 1][1]) if len(c) else None for k, c in copies.items()}}
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
@@ -240,6 +259,10 @@ def _(got, ref):
                  hint="decoded images (or file bytes) are stored in the dataset; keep only paths and labels")
     C.check_true(s["b"] < 300 * 8 + 4000, f"the pickled dataset is {s['b']} bytes for 8 images",
                  hint="store paths and labels only")
+    for k in ("visible", "s", "b"):
+        C.check_equal(got["lengths"][k], ref["lengths"][k], f"len() of the dataset after pickle.loads(pickle.dumps(...)) "
+                      f"({k})", hint="a worker gets this copy: it must still list every image")
+        C.check_equal(got["last_labels"][k], ref["last_labels"][k], f"label of the last item of the unpickled copy ({k})")
 
 
 # --- Exercise 5.2a · sync_batch_stats -----------------------------------------------------------------
@@ -249,42 +272,41 @@ def _(got, ref):
 #   biased var (C,), dtype of x, global ............................... test_sync_stats_var
 #   shards of different sizes; an empty shard ......................... both (cases with n_r = 0)
 #   (N, C, *): 2-D, 3-D, 4-D shards ................................... both
-#   accurate in float32 with |mean| >> spread (no E[x^2] - E[x]^2) .... test_sync_stats_var (mean too)
-#   any number of ranks ................................................ both (2 and 3 ranks)
+#   accurate in float32 with |mean| >> spread (no E[x^2] - E[x]^2) .... test_sync_stats_var (mean: mean_count)
+#   any number of ranks ................................................ mean_count on 3 ranks, var on 2
 
 @judge.shared
-def _j5_sync_probe(seed):
+def _j5_sync_cases(seed, world_size):
+    """Shards for ``world_size`` ranks (one list per rank) and the float64 truth of each case."""
     g = torch.Generator().manual_seed(seed)
-    two = [((2, 9), (3, 2, 2), torch.float64, 3.0, 2.0),
-           ((11, 4), (5,), torch.float64, -1.0, 1.0),
-           ((0, 6), (2, 3), torch.float64, 1.0, 1.0),
-           ((5, 13), (3, 4, 4), torch.float32, 500.0, 0.1),
-           ((7, 1), (4,), torch.float32, 0.0, 1.0)]
-    three = [((4, 0, 7), (3, 5), torch.float64, 2.0, 0.5),
-             ((3, 6, 2), (2, 3, 3), torch.float32, 200.0, 0.05)]
-    cases = {"two": [], "three": []}
-    truth = {"two": [], "three": []}
-    for key, specs in (("two", two), ("three", three)):
-        for sizes, shape, dtype, off, scale in specs:
-            shards, stats = _j5_shards(g, sizes, shape, dtype, off, scale)
-            cases[key].append(shards)
-            truth[key].append(stats)
-    per_rank = {key: [[c[r] for c in cases[key]] for r in range(len(cases[key][0]))] for key in cases}
-    visible_res = P.launch(P.call_on_shards, world_size=2, args=(sync_batch_stats, EX52_SHARDS), timeout=60)
-    res2 = P.launch(P.call_on_shards, world_size=2, args=(sync_batch_stats, per_rank["two"]), timeout=60)
-    res3 = P.launch(P.call_on_shards, world_size=3, args=(sync_batch_stats, per_rank["three"]), timeout=60)
-    return {"visible": visible_res, "visible_truth": {"mean": EX52_MEAN, "var": EX52_VAR, "count": 10},
-            "results": {"two": res2, "three": res3}, "truth": truth}
+    specs = {2: [((2, 9), (3, 2, 2), torch.float64, 3.0, 2.0),
+                 ((11, 4), (5,), torch.float64, -1.0, 1.0),
+                 ((0, 6), (2, 3), torch.float64, 1.0, 1.0),
+                 ((5, 13), (3, 4, 4), torch.float32, 500.0, 0.1),
+                 ((7, 1), (4,), torch.float32, 0.0, 1.0)],
+             3: [((4, 0, 7), (3, 5), torch.float64, 2.0, 0.5),
+                 ((3, 6, 2), (2, 3, 3), torch.float32, 200.0, 0.05),
+                 ((1, 5, 9), (4,), torch.float32, 500.0, 0.1),
+                 ((0, 3, 0), (2, 2, 2), torch.float64, -3.0, 2.0)]}[world_size]
+    cases, truth = [], []
+    for sizes, shape, dtype, off, scale in specs:
+        shards, stats = _j5_shards(g, sizes, shape, dtype, off, scale)
+        cases.append(shards)
+        truth.append(stats)
+    return [[c[r] for c in cases] for r in range(world_size)], truth
 
 
-def sync_cases(got, ref):
+# The two grade cells run one launch each (a launch forks every rank: the cost of these probes): the mean and
+# count on 3 ranks, the variance (and the visible example) on 2 ranks.
+
+def sync_cases(got, ref, first=0):
     """Yield (label, (mean, var, count) from the student, truth) for every rank of every case."""
-    for key, ws in (("two", 2), ("three", 3)):
-        for r in range(ws):
-            for j, truth in enumerate(ref["truth"][key]):
-                res = got["results"][key][r][j]
-                label = f"rank {r} of {ws}, case {j} ({str(truth['dtype']).replace('torch.', '')})"
-                yield label, res, truth
+    ws = len(got["results"])
+    for r in range(ws):
+        for j, truth in enumerate(ref["truth"]):
+            res = got["results"][r][first + j]
+            label = f"rank {r} of {ws}, case {j} ({str(truth['dtype']).replace('torch.', '')})"
+            yield label, res, truth
 
 
 def check_triple(res, label):
@@ -300,19 +322,13 @@ def tolerances(dtype, what):
 
 @judge.probe("test_sync_stats_mean_count")
 def probe_sync_mean(seed):
-    return _j5_sync_probe(seed)
+    per_rank, truth = _j5_sync_cases(seed, 3)
+    return {"results": P.launch(P.call_on_shards, world_size=3, args=(sync_batch_stats, per_rank), timeout=60),
+            "truth": truth}
 
 
 @probe_sync_mean.verdict
 def _(got, ref):
-    with visible():
-        for r in range(2):
-            res = got["visible"][r][0]
-            check_triple(res, f"rank {r} (visible)")
-            C.check_true(type(res[2]) is int, f"count on rank {r} is {C.describe(res[2])}, expected a Python int")
-            C.check_equal(res[2], ref["visible_truth"]["count"], f"count on rank {r} (visible)")
-            C.check_close(res[0], ref["visible_truth"]["mean"], f"mean on rank {r} (visible)",
-                          hint="weight each rank's mean by its count (not the plain mean of means)")
     for label, res, truth in sync_cases(got, ref):
         check_triple(res, label)
         mean, _, count = res
@@ -329,18 +345,21 @@ def _(got, ref):
 
 @judge.probe("test_sync_stats_var")
 def probe_sync_var(seed):
-    return _j5_sync_probe(seed)
+    per_rank, truth = _j5_sync_cases(seed, 2)
+    shards = [EX52_SHARDS[r] + per_rank[r] for r in range(2)]   # case 0: the visible example
+    return {"results": P.launch(P.call_on_shards, world_size=2, args=(sync_batch_stats, shards), timeout=60),
+            "truth": truth, "visible_truth": {"mean": EX52_MEAN, "var": EX52_VAR, "count": 10}}
 
 
 @probe_sync_var.verdict
 def _(got, ref):
     with visible():
         for r in range(2):
-            res = got["visible"][r][0]
+            res = got["results"][r][0]
             check_triple(res, f"rank {r} (visible)")
             C.check_close(res[1], ref["visible_truth"]["var"], f"var on rank {r} (visible)",
                           hint="biased variance of the whole batch")
-    for label, res, truth in sync_cases(got, ref):
+    for label, res, truth in sync_cases(got, ref, first=1):
         check_triple(res, label)
         var = res[1]
         C.check_tensor(var, f"var on {label}", shape=tuple(truth["var"].shape), dtype=truth["dtype"],
@@ -353,158 +372,94 @@ def _(got, ref):
         C.check_close(var.double(), truth["var"], f"var on {label}", rtol=rtol, atol=atol, hint=hint)
 
 
-# --- Exercise 5.2b · prepare_for_ddp ------------------------------------------------------------------
+# --- Exercise 5.2b · train_logged (a bottleneck found in a trace) ------------------------------------------
 # clause -> test
-#   every BatchNorm1d/2d/3d, any depth -> SyncBatchNorm; others unchanged, same names .. test_prepare_ddp_structure
-#   keeps weight, bias, running stats, num_batches_tracked, eps, momentum ............. test_prepare_ddp_values
-#   wrap once, only with CUDA and a process group, after converting ................... test_prepare_ddp_order
-#   otherwise the converted model, unwrapped ........................................... test_prepare_ddp_structure,
-#                                                                                         test_prepare_ddp_order
+#   one training step per batch (zero_grad, CE, backward, step) .......... test_logged_values (parameters)
+#   intervals of log_every; last shorter; log_every >= len: one ......... test_logged_values (+ collectives)
+#   global per-sample mean: sum of loss*len(y) over ranks and steps / n . test_logged_values (uneven batches
+#                                                                          within and between ranks)
+#   one float per interval, in order, the same on every rank ............ test_logged_values
+#   at most one collective per interval (c10d:: events outside DDP's
+#     forward and backward, counted in a profiler trace; barrier counts) test_logged_collectives
+#   any number of ranks ................................................... test_logged_values (3 ranks)
+#   repeated calls do not mix (each call logs its own steps) ............ both (cases run one after another
+#                                                                          in the same ranks)
 
-@judge.probe("test_prepare_ddp_structure")
-def probe_prep_structure(seed):
-    torch.manual_seed(seed)
-    visible_model = nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4), nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4)))
-    models = [nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.ReLU(),
-                            nn.Sequential(nn.Flatten(), nn.Sequential(nn.Linear(16, 6), nn.BatchNorm1d(6))),
-                            nn.BatchNorm1d(6, affine=False)),
-              nn.ModuleDict({"enc": nn.Sequential(nn.Conv3d(1, 2, 1), nn.BatchNorm3d(2)),
-                             "head": nn.ModuleList([nn.Linear(2, 2), nn.LayerNorm(2), nn.BatchNorm1d(2)])})]
-    out = []
-    for m in [visible_model] + models:
-        before = [(n, type(mod).__name__) for n, mod in m.named_modules()]
-        res = prepare_for_ddp(m)
-        out.append({"before": before, "type": type(res).__name__,
-                    "after": [(n, type(mod).__name__) for n, mod in res.named_modules()]
-                    if isinstance(res, nn.Module) else None})
-    return out
+@judge.shared
+def _j5_logged_cases(seed, world_size):
+    """(batches per rank, log_every, lr) cases for Exercise 5.2b: uneven batches within and between ranks."""
+    g = torch.Generator().manual_seed(seed)
+
+    def batches(sizes):
+        return [(torch.randn(n, 6, generator=g, dtype=torch.float64), torch.randint(0, 3, (n,), generator=g))
+                for n in sizes]
+
+    if world_size == 2:
+        return [([batches((2, 4, 3, 1, 5, 2, 3)), batches((6, 6, 2, 6, 6, 6, 1))], 3, 0.2),
+                ([batches((3, 3, 3)), batches((1, 2, 3))], 1, 0.4),
+                ([batches((4, 2, 4, 2)), batches((5, 5, 5, 5))], 9, 0.3)]
+    return [([batches((2, 3, 4, 5, 1)), batches((6, 1, 1, 1, 2)), batches((3, 3, 3, 3, 3))], 2, 0.3)]
 
 
-@probe_prep_structure.verdict
+@judge.probe("test_logged_values")
+def probe_logged_values(seed):
+    two = [(EX52B_BATCHES, 2, 0.3)] + _j5_logged_cases(seed, 2)
+    return {"two": P.launch(P.logged_train_worker, world_size=2, args=(train_logged, two), timeout=120),
+            "three": P.launch(P.logged_train_worker, world_size=3, args=(train_logged, _j5_logged_cases(seed + 1, 3)),
+                              timeout=120),
+            "labels": ["visible: 5 steps, log_every=2", "7 steps, log_every=3, uneven batches", "log_every=1",
+                       "log_every=9 > 4 steps (one interval)"]}
+
+
+def check_logged(g_case, r_case, label, params=True):
+    res, want = g_case["result"], r_case["result"]
+    C.check_type(res, list, f"train_logged(...) ({label})", hint="return a list of Python floats")
+    C.check_equal(len(res), len(want), f"number of logged values ({label})",
+                  hint="one value per interval of log_every steps; the last interval may be shorter")
+    for i, (v, w) in enumerate(zip(res, want)):
+        C.check_true(type(v) is float, f"logged value {i} ({label}) is {C.describe(v)}, expected a Python float",
+                     hint=".item() of the reduced value")
+        C.check_float(v, w, f"logged value {i} ({label})", rel=1e-6, abs_tol=1e-9,
+                      hint="sum of loss.item() * len(y) over all ranks and the interval's steps, divided by the number "
+                           "of samples (not the mean of per-rank or per-step means); reset after each interval")
+    if params:
+        for k, (p, q) in enumerate(zip(g_case["params"], r_case["params"])):
+            C.check_close(p, q, f"parameter {k} after training ({label})", rtol=1e-9, atol=1e-12,
+                          hint="one zero_grad / forward / cross_entropy / backward / step per batch")
+
+
+@probe_logged_values.verdict
 def _(got, ref):
-    bn = {"BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm"}
-    for i, (g, r) in enumerate(zip(got, ref)):
-        with visible() if i == 0 else __import__("contextlib").nullcontext():
-            C.check_true(g["after"] is not None, f"prepare_for_ddp(model {i}) returned a {g['type']}, not a module",
-                         hint="return the converted model")
-            C.check_true(g["type"] != "DistributedDataParallel",
-                         f"model {i}: expected a plain module without a process group, got {g['type']}",
-                         hint="wrap only if torch.cuda.is_available() and dist.is_initialized()")
-            if i == 0:  # what the visible test checks: the kinds of the BatchNorm layers, in order
-                C.check_equal([t for _, t in g["after"] if t in bn], ["SyncBatchNorm", "SyncBatchNorm"],
-                              "the BatchNorm layers after conversion")
-        want = [(n, "SyncBatchNorm" if t in bn else t) for n, t in r["before"]]
-        after = dict(g["after"])
-        for n, t in want:
-            C.check_true(n in after, f"model {i}: module {n!r} is missing after prepare_for_ddp",
-                         hint="convert in place of each BatchNorm, keeping the module names")
-            C.check_equal(after[n], t, f"model {i}: type of module {n!r}",
-                          hint="convert recursively (nested containers too), and only BatchNorm layers")
+    labels = ref["labels"]
+    for rank in range(2):
+        for j, label in enumerate(labels):
+            with visible() if j == 0 else __import__("contextlib").nullcontext():
+                check_logged(got["two"][rank][j], ref["two"][rank][j], f"rank {rank} of 2, {label}")
+    for rank in range(3):
+        check_logged(got["three"][rank][0], ref["three"][rank][0], f"rank {rank} of 3, 5 steps, log_every=2")
 
 
-@judge.probe("test_prepare_ddp_values")
-def probe_prep_values(seed):
-    import copy as _copy
-    torch.manual_seed(0)
-    m0 = nn.Sequential(nn.Linear(3, 3), nn.BatchNorm1d(3, eps=1e-3, momentum=0.3))
-    m0(torch.randn(16, 3))
-    torch.manual_seed(seed)
-    m1 = nn.Sequential(nn.Linear(5, 5), nn.BatchNorm1d(5, eps=2e-4, momentum=0.05),
-                       nn.Sequential(nn.Linear(5, 3), nn.BatchNorm1d(3, momentum=None)))
-    m2 = nn.Sequential(nn.Conv2d(2, 3, 1), nn.BatchNorm2d(3, eps=0.01, momentum=0.7, affine=False))
-    with torch.no_grad():
-        for mod in m1.modules():
-            if isinstance(mod, nn.BatchNorm1d):
-                mod.weight.uniform_(0.5, 2.0)
-                mod.bias.uniform_(-1, 1)
-    for _ in range(3):
-        m1(torch.randn(12, 5) * 3 + 1)
-        m2(torch.randn(4, 2, 3, 3) - 2)
-    out = []
-    for m in (m0, m1, m2):
-        before = {n: ({k: v.clone() for k, v in mod.state_dict().items()}, mod.eps, mod.momentum)
-                  for n, mod in m.named_modules() if isinstance(mod, nn.modules.batchnorm._BatchNorm)}
-        res = prepare_for_ddp(m)
-        mods = dict(res.named_modules()) if isinstance(res, nn.Module) else {}
-        after = {n: ({k: v.clone() for k, v in mods[n].state_dict().items()}, mods[n].eps, mods[n].momentum)
-                 for n in before if n in mods}
-        out.append({"before": before, "after": after})
-    return out
+@judge.probe("test_logged_collectives")
+def probe_logged_collectives(seed):
+    two = [(EX52B_BATCHES, 2, 0.3)] + _j5_logged_cases(seed + 2, 2)
+    return {"two": P.launch(P.logged_train_worker, world_size=2, args=(train_logged, two), timeout=120),
+            "labels": ["visible: 5 steps, log_every=2", "7 steps, log_every=3", "log_every=1",
+                       "log_every=9 > 4 steps (one interval)"]}
 
 
-@probe_prep_values.verdict
+@probe_logged_collectives.verdict
 def _(got, ref):
-    with visible():  # the visible test: running_mean, eps and momentum of the one layer
-        sd, eps, mom = ref[0]["before"]["1"]
-        C.check_true("1" in got[0]["after"], "BatchNorm '1' is missing after prepare_for_ddp")
-        g_sd, g_eps, g_mom = got[0]["after"]["1"]
-        C.check_true("running_mean" in g_sd, "running_mean is missing after conversion")
-        C.check_close(g_sd["running_mean"], sd["running_mean"], "running_mean after conversion",
-                      hint="copy the state, do not re-create layers")
-        C.check_equal((g_eps, g_mom), (eps, mom), "(eps, momentum) after conversion")
-    for i, (g, r) in enumerate(zip(got, ref)):
-        for n, (sd, eps, mom) in r["before"].items():
-            C.check_true(n in g["after"], f"model {i}: BatchNorm {n!r} is missing after prepare_for_ddp")
-            g_sd, g_eps, g_mom = g["after"][n]
-            for key, val in sd.items():
-                C.check_true(key in g_sd, f"model {i}: {n}.{key} is missing after conversion")
-                C.check_close(g_sd[key], val, f"model {i}: {n}.{key}",
-                              hint="a fresh SyncBatchNorm loses the trained weights and running statistics")
-            C.check_equal(g_eps, eps, f"model {i}: {n}.eps", hint="pass eps on to the new layer")
-            C.check_equal(g_mom, mom, f"model {i}: {n}.momentum",
-                          hint="pass momentum on (None means a cumulative average)")
-
-
-@judge.probe("test_prepare_ddp_order")
-def probe_prep_order(seed):
-    import torch.nn.parallel.distributed as _ddp_mod
-
-    class _RecordingDDP(nn.Module):
-        calls = []
-
-        def __init__(self, module, *args, **kwargs):
-            super().__init__()
-            self.module = module
-            _RecordingDDP.calls.append([type(m).__name__ for m in module.modules()
-                                        if isinstance(m, nn.modules.batchnorm._BatchNorm)])
-
-    # the probe runs on a copy of the notebook's namespace: patch the namespace prepare_for_ddp reads
-    ns = getattr(prepare_for_ddp, "__globals__", globals())
-    saved = (torch.cuda.is_available, dist.is_initialized, torch.nn.parallel.DistributedDataParallel,
-             _ddp_mod.DistributedDataParallel, ns.get("DDP"))
-
-    def run(cuda, group, model):
-        try:
-            torch.cuda.is_available = lambda: cuda
-            dist.is_initialized = lambda: group
-            torch.nn.parallel.DistributedDataParallel = _ddp_mod.DistributedDataParallel = _RecordingDDP
-            ns["DDP"] = _RecordingDDP
-            _RecordingDDP.calls = []
-            res = prepare_for_ddp(model)
-        finally:
-            (torch.cuda.is_available, dist.is_initialized, torch.nn.parallel.DistributedDataParallel,
-             _ddp_mod.DistributedDataParallel, ns["DDP"]) = saved
-        return {"calls": list(_RecordingDDP.calls), "type": type(res).__name__}
-
-    return [run(True, True, nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2))),
-            run(True, True, nn.Sequential(nn.BatchNorm1d(3), nn.Sequential(nn.Linear(3, 3), nn.BatchNorm1d(3)))),
-            run(True, False, nn.Sequential(nn.BatchNorm1d(3))),
-            run(False, True, nn.Sequential(nn.BatchNorm1d(3)))]
-
-
-@probe_prep_order.verdict
-def _(got, ref):
-    labels = ["CUDA and a process group", "CUDA and a process group (nested)", "CUDA, no process group",
-              "a process group, no CUDA"]
-    for i, (g, r, label) in enumerate(zip(got, ref, labels)):
-        with visible() if i == 0 else __import__("contextlib").nullcontext():
-            C.check_equal(len(g["calls"]), len(r["calls"]), f"number of DDP(...) calls with {label}",
-                          hint="wrap exactly once, and only when torch.cuda.is_available() and dist.is_initialized()")
-            for gc, rc in zip(g["calls"], r["calls"]):
-                C.check_equal(gc, rc, f"BatchNorm layers inside the module given to DDP ({label})",
-                              hint="convert first, then wrap")
-            C.check_equal(g["type"], r["type"], f"type of what prepare_for_ddp returned ({label})",
-                          hint="return the DDP wrapper when you wrap, the converted model otherwise")
+    for rank in range(2):
+        for j, label in enumerate(ref["labels"]):
+            g, r = got["two"][rank][j], ref["two"][rank][j]
+            with visible() if j == 0 else __import__("contextlib").nullcontext():
+                check_logged(g, r, f"rank {rank}, {label}", params=False)
+                n = len(r["result"])
+                C.check_true(type(g.get("extra")) is int and g["extra"] <= n,
+                             f"rank {rank}, {label}: train_logged issued {g.get('extra')} collectives itself "
+                             f"({g.get('outside')}) for {n} logged interval(s)",
+                             hint="one collective per interval at most: keep the sum and the count locally, reduce "
+                                  "both in one tensor at the end of the interval, and no barrier")
 
 
 # --- Exercise 5.2c · train_accumulated ------------------------------------------------------------------
@@ -519,10 +474,8 @@ def _(got, ref):
 
 @judge.probe("test_accumulate_values")
 def probe_accum_values(seed):
-    cases = _j5_accum_cases(seed)
-    visible_res = P.launch(P.accumulation_worker, world_size=2, args=(train_accumulated, EX52C_MICRO, 2, 0.5),
-                           timeout=90)
-    return {"visible": visible_res, "cases": _j5_run_accum(cases)}
+    runs = _j5_run_accum(_j5_accum_cases(seed), visible_case=(EX52C_MICRO, 2, 0.5, 0, 0.0))
+    return {"visible": runs[0]["ranks"], "cases": runs[1:]}
 
 
 def check_accum_values(g_ranks, r_ranks, label):
@@ -549,14 +502,18 @@ def _(got, ref):
 
 @judge.probe("test_accumulate_one_allreduce")
 def probe_accum_allreduce(seed):
-    cases = _j5_accum_cases(seed + 1)
-    visible_res = P.launch(P.accumulation_worker, world_size=2, args=(train_accumulated, EX52C_MICRO, 2, 0.5),
-                           timeout=90)
-    return {"visible": visible_res, "cases": _j5_run_accum(cases)}
+    cases = [c for c in _j5_accum_cases(seed + 1) if c[1] == 2]   # 2 ranks: one launch
+    runs = _j5_run_accum(cases, visible_case=(EX52C_MICRO, 2, 0.5, 0, 0.0))
+    return {"visible": runs[0]["ranks"], "cases": runs[1:]}
 
 
 def check_accum_comm(g_ranks, r_ranks, label):
     for rank, (g, r) in enumerate(zip(g_ranks, r_ranks)):
+        C.check_type(g["result"], list, f"train_accumulated(...) on rank {rank} ({label})")
+        C.check_equal(len(g["result"]), len(r["result"]), f"number of group losses on rank {rank} ({label})",
+                      hint="one optimizer step per group")
+        for i, (v, w) in enumerate(zip(g["result"], r["result"])):
+            C.check_float(v, w, f"group loss {i} on rank {rank} ({label})", rel=1e-9, abs_tol=1e-12)
         C.check_equal(g["calls"], r["calls"], f"gradient all-reduces on rank {rank} ({label})",
                       hint="one per group: forward and backward of all but the group's last micro-batch inside "
                            "model.no_sync() (the forward decides whether the backward syncs)")
@@ -572,81 +529,216 @@ def _(got, ref):
         check_accum_comm(g["ranks"], r["ranks"], r["name"])
 
 
-# --- Exercise 5.3 · train_epoch and evaluate -------------------------------------------------------------
+# --- Exercise 5.3a · train_and_record (a hook that leaks) -------------------------------------------------
 # clause -> test
-#   train_epoch: zero_grad, forward, CE, backward, step per batch ....... test_train_epoch_values
-#   per-batch losses as Python floats .................................... test_train_epoch_values
-#   nothing holding a graph outlives its step (5 vs 50 batches) ......... test_train_epoch_no_growth
-#   evaluate: mean per-sample CE (batches of different sizes), a float .. test_evaluate_value
+#   zero_grad, forward, CE, backward, step per batch ..................... test_record_values (parameters)
+#   record layer's output in every forward, before its step, via a hook,
+#     layer nested inside the model ...................................... test_record_values (residual block,
+#                                                                            conv features (N, C, L))
+#   (losses as Python floats, activations concatenated along dim 0) ..... test_record_values
+#   activations without autograd history ................................. test_record_no_graph
+#   no graph outlives its step (5 vs 40 batches), none after return ..... test_record_no_graph
+#   hook gone after return and after an exception; exception reaches
+#     the caller; other hooks on layer kept ............................. test_record_hooks
+#   (every cell also checks the returned values against the reference)
+
+# --- Exercise 5.3b · evaluate ---------------------------------------------------------------------------------
+# clause -> test
+#   mean CE per target value: sum of reduction="sum" / sum of y.numel(),
+#     batches of different sizes; (N,) and (N, d1, ...) targets; float test_evaluate_value
 #   in evaluation mode (Dropout off, BN running stats, not updated) ..... test_evaluate_value, test_evaluate_modes
 #   no autograd graph; no .grad touched ................................. test_evaluate_no_graph
 #   every submodule's mode restored, mixed modes, even if the loop raises test_evaluate_modes
 
-@judge.probe("test_train_epoch_values")
-def probe_train_values(seed):
-    m = make_mlp(0)
-    visible_losses = train_epoch(m, L.make_batches(4, seed=1), torch.optim.SGD(m.parameters(), lr=0.1))
-    cases = []
+@judge.shared
+def _j5_record_models(seed):
+    """(label, model, layer, batches, optimizer kwargs) for Exercise 5.3a: layers nested in blocks, float64."""
+    import torch.nn as _nn
+
+    class Residual(_nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inp = _nn.Linear(6, 8)
+            self.block = _nn.Sequential(_nn.Linear(8, 8), _nn.ReLU(), _nn.Linear(8, 8))
+            self.head = _nn.Linear(8, 3)
+
+        def forward(self, x):
+            h = torch.tanh(self.inp(x))
+            return self.head(h + self.block(h))
+
+    class ConvNet(_nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.features = _nn.Sequential(_nn.Conv1d(2, 4, 3, padding=1), _nn.Tanh())
+            self.head = _nn.Linear(4, 3)
+
+        def forward(self, x):
+            return self.head(self.features(x).mean(-1))
+
     g = torch.Generator().manual_seed(seed)
-    uneven = [(torch.randn(bs, 6, generator=g, dtype=torch.float64), torch.randint(0, 3, (bs,), generator=g))
-              for bs in (7, 7, 3)]
-    specs = [(7, L.make_batches(6, batch_size=5, seed=seed % 1000 + 7, dtype=torch.float64), 0.2, 0.9),
-             (8, L.make_batches(3, batch_size=5, seed=seed % 1000 + 8, dtype=torch.float64), 0.05, 0.0),
-             (9, uneven, 0.1, 0.5)]
-    for s, batches, lr, mom in specs:
-        m = make_mlp(s, torch.float64)
-        losses = train_epoch(m, batches, torch.optim.SGD(m.parameters(), lr=lr, momentum=mom))
-        cases.append({"losses": losses, "params": [p.detach().clone() for p in m.parameters()]})
-    return {"visible": visible_losses, "cases": cases}
+    torch.manual_seed(seed % 100000 + 71)
+    res = Residual().double()
+    conv = ConvNet().double()
+    res_batches = [(torch.randn(n, 6, generator=g, dtype=torch.float64), torch.randint(0, 3, (n,), generator=g))
+                   for n in (5, 5, 2)]
+    conv_batches = [(torch.randn(n, 2, 7, generator=g, dtype=torch.float64), torch.randint(0, 3, (n,), generator=g))
+                    for n in (3, 4)]
+    return [("a ReLU inside a residual block, momentum 0.9", res, res.block[1], res_batches,
+             {"lr": 0.1, "momentum": 0.9}),
+            ("a Tanh inside a conv feature block (N, C, L outputs)", conv, conv.features[1], conv_batches,
+             {"lr": 0.2})]
 
 
-def check_loss_list(g, r, label, hint):
-    C.check_type(g, list, f"train_epoch(...) ({label})")
-    C.check_equal(len(g), len(r), f"number of losses ({label})", hint="one loss per batch")
-    for i, (v, w) in enumerate(zip(g, r)):
-        C.check_float(v, w, f"loss of batch {i} ({label})", rel=1e-9 if label != "visible" else 1e-5,
-                      abs_tol=1e-12 if label != "visible" else 1e-6, hint=hint)
-
-
-@probe_train_values.verdict
-def _(got, ref):
-    hint = "zero_grad, forward, cross_entropy, backward, step, in that order, once per batch; append loss.item()"
-    with visible():
-        check_loss_list(got["visible"], ref["visible"], "visible", hint)
-    for j, (g, r) in enumerate(zip(got["cases"], ref["cases"])):
-        check_loss_list(g["losses"], r["losses"], f"float64 case {j}", hint)
-        for k, (p, q) in enumerate(zip(g["params"], r["params"])):
-            C.check_close(p, q, f"parameter {k} after the epoch (case {j})", rtol=1e-9, atol=1e-12, hint=hint)
-
-
-@judge.probe("test_train_epoch_no_growth")
-def probe_train_growth(seed):
+@judge.probe("test_record_values")
+def probe_record_values(seed):
     m = make_mlp(0)
-    opt = torch.optim.SGD(m.parameters(), lr=0.1)
-    visible_run = L.run_probed(train_epoch, m, L.make_batches(5, seed=2), opt, optimizer=opt)
-    runs = {}
-    for nb in (5, 50):
-        m = make_mlp(3)
-        opt = torch.optim.SGD(m.parameters(), lr=0.05)
-        run = L.run_probed(train_epoch, m, L.make_batches(nb, batch_size=4, seed=nb + seed % 100), opt, optimizer=opt)
-        runs[nb] = {"nodes": run["nodes"], "final": run["final_nodes"]}
-    return {"visible_final": visible_run["final_nodes"], "runs": runs}
+    visible = train_and_record(m, L.make_batches(4, seed=1), torch.optim.SGD(m.parameters(), lr=0.1), m[1])
+    cases = []
+    for label, model, layer, batches, kw in _j5_record_models(seed):
+        out = train_and_record(model, batches, torch.optim.SGD(model.parameters(), **kw), layer)
+        cases.append({"label": label, "out": out, "params": [p.detach().clone() for p in model.parameters()]})
+    return {"visible": visible, "cases": cases}
 
 
-@probe_train_growth.verdict
+def check_record(out, want, label, rtol=1e-9, atol=1e-12):
+    C.check_type(out, (tuple, list), f"train_and_record(...) ({label})", hint="return (losses, activations)")
+    C.check_equal(len(out), 2, f"len(train_and_record(...)) ({label})", hint="return (losses, activations)")
+    losses, acts = out
+    C.check_type(losses, list, f"losses ({label})")
+    C.check_equal(len(losses), len(want[0]), f"number of losses ({label})", hint="one per batch")
+    for i, (v, w) in enumerate(zip(losses, want[0])):
+        C.check_true(type(v) is float, f"losses[{i}] ({label}) is {C.describe(v)}, expected a Python float",
+                     hint="append loss.item()")
+        C.check_float(v, w, f"losses[{i}] ({label})", rel=rtol, abs_tol=atol,
+                      hint="zero_grad, forward, cross_entropy, backward, step, once per batch")
+    C.check_tensor(acts, f"activations ({label})", shape=tuple(want[1].shape), dtype=want[1].dtype,
+                   hint="every forward's output of `layer`, concatenated along dimension 0")
+    C.check_close(acts, want[1], f"activations ({label})", rtol=rtol, atol=atol,
+                  hint="record `layer`'s output in a forward hook, as computed in that batch's forward")
+
+
+@probe_record_values.verdict
 def _(got, ref):
     with visible():
-        C.check_equal(got["visible_final"], 0, "graph nodes still reachable after train_epoch returned",
-                      hint="the returned list holds tensors with a graph: use loss.item()")
-    for nb in (5, 50):
+        check_record(got["visible"], ref["visible"], "visible: make_mlp(0), the Tanh", rtol=1e-5, atol=1e-6)
+    for g, r in zip(got["cases"], ref["cases"]):
+        check_record(g["out"], r["out"], r["label"])
+        for k, (p, q) in enumerate(zip(g["params"], r["params"])):
+            C.check_close(p, q, f"parameter {k} after the epoch ({r['label']})", rtol=1e-9, atol=1e-12,
+                          hint="one optimizer step per batch; the hook must not change what the model computes")
+
+
+@judge.probe("test_record_no_graph")
+def probe_record_no_graph(seed):
+    m = make_mlp(2)
+    opt = torch.optim.SGD(m.parameters(), lr=0.1)
+    vis = L.run_probed(train_and_record, m, L.make_batches(5, seed=2), opt, m[1], optimizer=opt)
+    runs = {}
+    for nb in (5, 40):
+        label, model, layer, _, kw = _j5_record_models(seed)[0]
+        opt = torch.optim.SGD(model.parameters(), **kw)
+        g = torch.Generator().manual_seed(seed + nb)
+        batches = [(torch.randn(4, 6, generator=g, dtype=torch.float64), torch.randint(0, 3, (4,), generator=g))
+                   for _ in range(nb)]
+        run = L.run_probed(train_and_record, model, batches, opt, layer, optimizer=opt)
+        runs[nb] = {"nodes": run["nodes"], "final": run["final_nodes"], "result": run["result"]}
+    return {"visible": {"nodes": vis["nodes"], "final": vis["final_nodes"], "result": vis["result"]}, "runs": runs}
+
+
+def check_no_history(out, label):
+    acts = out[1] if isinstance(out, (tuple, list)) and len(out) == 2 else None
+    C.check_tensor(acts, f"activations ({label})", hint="return (losses, activations): a tensor")
+    C.check_true(acts.grad_fn is None and not acts.requires_grad, f"the activations ({label}) carry autograd history",
+                 hint="store output.detach() in the hook")
+
+
+@probe_record_no_graph.verdict
+def _(got, ref):
+    with visible():
+        check_record(got["visible"]["result"], ref["visible"]["result"], "visible: make_mlp(2)", rtol=1e-5, atol=1e-6)
+        C.check_equal(got["visible"]["final"], 0, "graph nodes still reachable after train_and_record returned")
+        check_no_history(got["visible"]["result"], "visible")
+    for nb in (5, 40):
         g, r = got["runs"][nb], ref["runs"][nb]
-        C.check_equal(len(g["nodes"]), len(r["nodes"]), f"optimizer steps for {nb} batches",
-                      hint="one optimizer.step() per batch")
-        C.check_equal(g["final"], 0, f"graph nodes reachable after train_epoch returned ({nb} batches)",
-                      hint="return Python floats (loss.item())")
-    p5, p50 = max(got["runs"][5]["nodes"], default=0), max(got["runs"][50]["nodes"], default=0)
-    C.check_true(p50 <= p5, f"the live graph grows with the number of batches: peak {p5} nodes for 5 batches, {p50} for 50",
-                 hint="something accumulates the loss tensor (total += loss, or a list of losses): accumulate loss.item()")
+        check_record(g["result"], r["result"], f"{nb} batches")
+        check_no_history(g["result"], f"{nb} batches")
+        C.check_equal(len(g["nodes"]), len(r["nodes"]), f"optimizer steps for {nb} batches")
+        C.check_equal(g["final"], 0, f"graph nodes reachable after train_and_record returned ({nb} batches)",
+                      hint="neither the losses nor the recorded outputs may hold a graph")
+        C.check_true(max(g["nodes"]) == min(g["nodes"]),
+                     f"the graph alive at each optimizer step changes ({nb} batches): {g['nodes'][:8]} ...",
+                     hint="a stored hook output keeps the graph before the layer: store output.detach()")
+    p5, p40 = max(got["runs"][5]["nodes"]), max(got["runs"][40]["nodes"])
+    C.check_true(p40 <= p5, f"the live graph grows with the number of batches: {p5} nodes for 5, {p40} for 40",
+                 hint="something keeps a tensor with history from every step (a hook output, a loss)")
+
+
+@judge.probe("test_record_hooks")
+def probe_record_hooks(seed):
+    def hook_ids(mod):
+        return list(mod._forward_hooks)
+
+    out = {}
+    m = make_mlp(3)
+    seen = []
+    theirs = m[1].register_forward_hook(lambda mod, inp, o: seen.append(1))
+    before = hook_ids(m[1])
+    train_and_record(m, L.make_batches(2, seed=3), torch.optim.SGD(m.parameters(), lr=0.1), m[1])
+    out["visible_after"] = hook_ids(m[1]) == before
+    try:
+        train_and_record(m, FailingLoader(L.make_batches(2, seed=4)), torch.optim.SGD(m.parameters(), lr=0.1), m[1])
+        out["visible_raised"] = None
+    except RuntimeError as err:
+        out["visible_raised"] = str(err)
+    out["visible_after_raise"] = hook_ids(m[1]) == before
+    out["visible_seen"] = len(seen)
+    theirs.remove()
+    label, model, layer, batches, kw = _j5_record_models(seed)[1]
+    mine = []
+    theirs = layer.register_forward_hook(lambda mod, inp, o: mine.append(o.shape[0]))
+    pre = layer.register_forward_pre_hook(lambda mod, inp: None)
+    before = (hook_ids(layer), list(layer._forward_pre_hooks))
+    first = train_and_record(model, batches, torch.optim.SGD(model.parameters(), **kw), layer)
+    out["after"] = (hook_ids(layer), list(layer._forward_pre_hooks)) == before
+    second = train_and_record(model, batches, torch.optim.SGD(model.parameters(), **kw), layer)
+    out["second_rows"] = tuple(second[1].shape) if isinstance(second, (tuple, list)) and len(second) == 2 \
+        and isinstance(second[1], torch.Tensor) else None
+    out["first"] = first
+    n_before = len(mine)
+    model(batches[0][0])   # a forward after the call: only the other hook may see it
+    out["theirs_after_call"] = len(mine) - n_before
+    try:
+        train_and_record(model, FailingLoader(batches[:1]), torch.optim.SGD(model.parameters(), **kw), layer)
+        out["raised"] = None
+    except RuntimeError as err:
+        out["raised"] = str(err)
+    out["after_raise"] = (hook_ids(layer), list(layer._forward_pre_hooks)) == before
+    theirs.remove()
+    pre.remove()
+    return out
+
+
+@probe_record_hooks.verdict
+def _(got, ref):
+    with visible():
+        C.check_true(got["visible_after"] is True, "the layer's forward hooks changed after train_and_record returned",
+                     hint="remove the handle register_forward_hook gave you, and only that one")
+        C.check_equal(got["visible_raised"], ref["visible_raised"], "the exception the loop raised, as the caller sees it",
+                      hint="let the exception propagate (try/finally, no except)")
+        C.check_true(got["visible_after_raise"] is True, "the layer's forward hooks changed after an exception",
+                     hint="remove your hook in a finally: block")
+        C.check_equal(got["visible_seen"], ref["visible_seen"], "forwards seen by the other hook")
+    check_record(got["first"], ref["first"], "a conv model whose layer has other hooks")
+    C.check_true(got["after"] is True, "after train_and_record returned, the layer's forward (pre-)hooks are not "
+                 "the ones it had before", hint="remove exactly your own handle; leave other hooks alone")
+    C.check_equal(got["second_rows"], ref["second_rows"], "shape of the activations of a second call",
+                  hint="a hook left from the first call would record twice per forward")
+    C.check_equal(got["theirs_after_call"], ref["theirs_after_call"],
+                  "forwards the other hook saw after train_and_record returned",
+                  hint="other hooks on the layer must keep working")
+    C.check_equal(got["raised"], ref["raised"], "the exception the loop raised (conv model), as the caller sees it")
+    C.check_true(got["after_raise"] is True, "after an exception in the loop, the layer's hooks are not the ones it had",
+                 hint="remove your hook in a finally: block")
 
 
 @judge.probe("test_evaluate_value")
@@ -664,9 +756,20 @@ def probe_eval_value(seed):
                         batch_size=5)
     m2 = make_net(10, torch.float64, p=0.5)
     via_loader = evaluate(m2, loader)
+    _g = torch.Generator().manual_seed(8)
+    tag_batches = [(torch.randn(n, 6, 5, generator=_g), torch.randint(0, 3, (n, 5), generator=_g)) for n in (4, 2)]
+    visible_tagger = evaluate(make_tagger(1), tag_batches)
+    tagger_batches = [(torch.randn(n, 6, length, generator=g, dtype=torch.float64),
+                       torch.randint(0, 3, (n, length), generator=g)) for n, length in ((3, 4), (5, 2), (1, 6))]
+    tagger = evaluate(make_tagger(11, torch.float64, p=0.7), tagger_batches)
+    torch.manual_seed(seed % 10000 + 5)
+    seg = nn.Sequential(nn.Conv2d(2, 4, 1), nn.BatchNorm2d(4), nn.Dropout(0.5), nn.Conv2d(4, 3, 1)).double().train()
+    seg_batches = [(torch.randn(n, 2, 3, 2, generator=g, dtype=torch.float64),
+                    torch.randint(0, 3, (n, 3, 2), generator=g)) for n in (2, 3)]
+    segment = evaluate(seg, seg_batches)
     return {"visible": visible_value, "first": first, "second": second, "rm_before": rm_before,
             "rm_after": (m[1].running_mean.clone(), m[1].running_var.clone(), int(m[1].num_batches_tracked)),
-            "loader": via_loader}
+            "loader": via_loader, "visible_tagger": visible_tagger, "tagger": tagger, "segment": segment}
 
 
 @probe_eval_value.verdict
@@ -686,6 +789,15 @@ def _(got, ref):
                   hint="model.eval() before the loop")
     C.check_float(got["loader"], ref["loader"], "evaluate(...) over a DataLoader with batch_size=5", rel=1e-9,
                   abs_tol=1e-12, hint=hint)
+    per_position = "divide by the number of target values (the sum of y.numel()), not by the number of rows"
+    with visible():
+        C.check_float(got["visible_tagger"], ref["visible_tagger"], "evaluate(make_tagger(1), batches with (N, 5) "
+                      "targets)", rel=1e-5, abs_tol=1e-6, hint=per_position)
+    C.check_float(got["tagger"], ref["tagger"], "evaluate(...) of a float64 tagger, (N, L) targets, batches of 3, 5 and 1 "
+                  "sequences of lengths 4, 2 and 6",
+                  rel=1e-9, abs_tol=1e-12, hint=per_position)
+    C.check_float(got["segment"], ref["segment"], "evaluate(...) of a segmentation model, (N, 3, 2) targets",
+                  rel=1e-9, abs_tol=1e-12, hint=per_position)
 
 
 @judge.probe("test_evaluate_no_graph")
@@ -697,7 +809,7 @@ def probe_eval_no_graph(seed):
         m = make_mlp(10 + nb)
         run = L.run_probed(evaluate, m, L.make_batches(nb, seed=60 + nb + seed % 100), model=m)
         rows.append({"nb": nb, "saved": run["saved_packed"], "final": run["final_nodes"],
-                     "grads_none": all(p.grad is None for p in m.parameters())})
+                     "grads_none": all(p.grad is None for p in m.parameters()), "value": run["result"]})
     m = make_net(4)
     g = torch.Generator().manual_seed(seed)
     stale = [torch.randn(p.shape, generator=g) for p in m.parameters()]
@@ -713,7 +825,9 @@ def _(got, ref):
     with visible():
         C.check_equal(got["visible"], 0, "tensors saved for backward during evaluate",
                       hint="wrap the loop in `with torch.no_grad():` (or torch.inference_mode())")
-    for row in got["rows"]:
+    for row, want in zip(got["rows"], ref["rows"]):
+        C.check_float(row["value"], want["value"], f"evaluate(...) of an MLP over {row['nb']} batches", rel=1e-5,
+                      abs_tol=1e-6, hint="the mean cross-entropy per target value, in eval mode")
         C.check_equal(row["saved"], 0, f"tensors saved for backward during evaluate ({row['nb']} batches)",
                       hint="no graph at all: torch.no_grad() around the whole loop")
         C.check_equal(row["final"], 0, f"graph nodes reachable after evaluate returned ({row['nb']} batches)")
@@ -949,6 +1063,7 @@ def _(got, ref):
 #   pin_memory_without_cuda ............................................... test_preflight_loader
 #   unused_parameters (from no gradients; frozen ones do not count) ...... test_preflight_unused (+ clean)
 #   each code at most once; [] for clean setups (num_workers=0 is fine) .. test_preflight_clean, all
+#     (test_preflight_clean also checks one clean setup's dirty twin: reporting nothing is not clean)
 #   model left exactly as found: params, buffers, grads, mode ........... test_preflight_unused
 
 @judge.shared
@@ -981,6 +1096,11 @@ def probe_preflight_clean(seed):
     ]
     if torch.cuda.is_available():
         setups.append(("pin_memory with CUDA", nn.Linear(4, 2), make_loader(8, pin_memory=True, seed=5), False))
+    # The twin of the first clean setup, one switch away from clean: it must not come back clean either
+    # (an answer that reports nothing at all is not "free of false positives").
+    setups.append(("the BatchNorm model of the first setup, now distributed (not clean)",
+                   nn.Sequential(nn.Linear(4, 6), nn.BatchNorm1d(6), nn.Tanh(), nn.Linear(6, 1)),
+                   make_loader(12, 1, seed=1, distributed_rank=0), True))
     rows = [(label, preflight(m, ld, dist_)) for label, m, ld, dist_ in setups]
     return {"visible": visible_rows, "rows": rows}
 

@@ -1,5 +1,6 @@
 """Accumulates correctly but never uses no_sync: every micro-batch's backward all-reduces."""
 CELL = "train_accumulated"
+KIND = "contract"
 FAILS = ['test_accumulate_one_allreduce']
 SOURCE = '''
 def train_accumulated(model, micro_batches, optimizer, accum_steps):

@@ -1,5 +1,6 @@
 """Puts only the backward inside no_sync: DDP decided in forward() to sync, so every backward still all-reduces."""
 CELL = "train_accumulated"
+KIND = "graph"
 FAILS = ['test_accumulate_one_allreduce']
 SOURCE = '''
 def train_accumulated(model, micro_batches, optimizer, accum_steps):

@@ -1,6 +1,7 @@
 """Backpropagates the unscaled loss: the accumulated gradient is the group's sum, not its mean."""
 CELL = "train_accumulated"
-FAILS = ['test_accumulate_values']
+KIND = "wrong-value"
+FAILS = ["test_accumulate_values", "test_accumulate_one_allreduce"]
 SOURCE = '''
 def train_accumulated(model, micro_batches, optimizer, accum_steps):
     losses = []

@@ -1,5 +1,6 @@
 """Divides every loss by accum_steps, also in a shorter last group."""
 CELL = "train_accumulated"
+KIND = "edge-case"
 FAILS = ['test_accumulate_values']
 SOURCE = '''
 def train_accumulated(model, micro_batches, optimizer, accum_steps):

@@ -1,6 +1,7 @@
 """Steps the optimizer after every micro-batch (no accumulation at all)."""
 CELL = "train_accumulated"
-FAILS = ['test_accumulate_values']
+KIND = "wrong-value"
+FAILS = ["test_accumulate_values", "test_accumulate_one_allreduce"]
 SOURCE = '''
 def train_accumulated(model, micro_batches, optimizer, accum_steps):
     losses = []

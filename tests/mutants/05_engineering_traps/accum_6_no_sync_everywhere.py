@@ -1,5 +1,6 @@
 """Runs every micro-batch inside no_sync, the last one too: gradients are never averaged across ranks."""
 CELL = "train_accumulated"
+KIND = "contract"
 FAILS = ['test_accumulate_values', 'test_accumulate_one_allreduce']
 SOURCE = '''
 def train_accumulated(model, micro_batches, optimizer, accum_steps):

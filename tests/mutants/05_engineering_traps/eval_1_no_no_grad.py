@@ -1,5 +1,6 @@
 """Evaluates in eval mode but without torch.no_grad(): a graph (with saved activations) is built for every batch."""
 CELL = "evaluate"
+KIND = "graph"
 FAILS = ['test_evaluate_no_graph']
 SOURCE = '''
 def evaluate(model, loader):
@@ -9,7 +10,7 @@ def evaluate(model, loader):
         total, n = 0.0, 0
         for x, y in loader:
             total += F.cross_entropy(model(x), y, reduction="sum").item()
-            n += len(y)
+            n += y.numel()
         return total / n
     finally:
         for m, t in modes.items():

@@ -1,5 +1,6 @@
 """Averages the batch means: wrong when the last batch is smaller."""
 CELL = "evaluate"
+KIND = "wrong-value"
 FAILS = ['test_evaluate_value']
 SOURCE = '''
 def evaluate(model, loader):

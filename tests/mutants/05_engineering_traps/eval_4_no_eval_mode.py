@@ -1,5 +1,6 @@
 """Uses no_grad but never model.eval(): Dropout stays on and BatchNorm uses (and updates) batch statistics."""
 CELL = "evaluate"
+KIND = "state"
 FAILS = ['test_evaluate_value', 'test_evaluate_modes']
 SOURCE = '''
 def evaluate(model, loader):

@@ -1,5 +1,6 @@
 """Restores every module's mode, but not in a finally block: an exception in the loop leaves the model in eval mode."""
 CELL = "evaluate"
+KIND = "edge-case"
 FAILS = ['test_evaluate_modes']
 SOURCE = '''
 def evaluate(model, loader):
@@ -9,7 +10,7 @@ def evaluate(model, loader):
     with torch.no_grad():
         for x, y in loader:
             total += F.cross_entropy(model(x), y, reduction="sum").item()
-            n += len(y)
+            n += y.numel()
     for m, t in modes:
         m.train(t)
     return total / n

@@ -1,5 +1,6 @@
 """Decodes every image in __init__ and keeps the tensors: the dataset pickled into each worker is huge."""
 CELL = "jpeg_folder_dataset"
+KIND = "contract"
 FAILS = ["test_jpeg_dataset_pickle_small"]
 SOURCE = '''
 class JpegFolderDataset(Dataset):

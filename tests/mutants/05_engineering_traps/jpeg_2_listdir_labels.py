@@ -1,5 +1,6 @@
 """Labels in directory-listing order (os.listdir is not sorted)."""
 CELL = "jpeg_folder_dataset"
+KIND = "wrong-value"
 FAILS = ["test_jpeg_dataset_labels"]
 SOURCE = '''
 class JpegFolderDataset(Dataset):

@@ -1,5 +1,6 @@
 """PIL + NumPy decode returned as (H, W, 3) instead of (3, H, W)."""
 CELL = "jpeg_folder_dataset"
+KIND = "wrong-value"
 FAILS = ["test_jpeg_dataset_pixels"]
 SOURCE = '''
 from PIL import Image

@@ -1,5 +1,6 @@
 """read_image(path) without a mode: a grayscale JPEG comes back as (1, H, W), a CMYK one as (4, H, W)."""
 CELL = "jpeg_folder_dataset"
+KIND = "edge-case"
 FAILS = ['test_jpeg_dataset_pixels']
 SOURCE = '''
 from torchvision.io import read_image

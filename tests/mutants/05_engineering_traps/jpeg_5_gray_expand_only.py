@@ -1,5 +1,6 @@
 """Expands a 1-channel image to 3 channels by hand, but leaves CMYK JPEGs with 4 channels."""
 CELL = "jpeg_folder_dataset"
+KIND = "edge-case"
 FAILS = ['test_jpeg_dataset_pixels']
 SOURCE = '''
 class JpegFolderDataset(Dataset):

@@ -1,5 +1,6 @@
 """Forgets the unused-parameter check."""
 CELL = "preflight"
+KIND = "contract"
 FAILS = ['test_preflight_unused']
 SOURCE = '''
 def preflight(model, loader, distributed):

@@ -1,5 +1,6 @@
 """Flags every _BatchNorm under distributed training, SyncBatchNorm included (a false positive)."""
 CELL = "preflight"
+KIND = "wrong-value"
 FAILS = ['test_preflight_clean', 'test_preflight_bn']
 SOURCE = '''
 def preflight(model, loader, distributed):

@@ -1,5 +1,6 @@
 """Checks p.grad is None on the model itself without clearing first: stale gradients hide the unused head (and the test backward stays on the model)."""
 CELL = "preflight"
+KIND = "state"
 FAILS = ['test_preflight_unused']
 SOURCE = '''
 def preflight(model, loader, distributed):

@@ -1,5 +1,6 @@
 """Runs the test forward/backward on the model itself, clearing its gradients before and after: codes right, but the model's gradients and BatchNorm statistics change."""
 CELL = "preflight"
+KIND = "mutation"
 FAILS = ['test_preflight_unused']
 SOURCE = '''
 def preflight(model, loader, distributed):

@@ -1,5 +1,6 @@
 """Flags any loader without a DistributedSampler, even an IterableDataset (which shards itself and has no sampler to set)."""
 CELL = "preflight"
+KIND = "edge-case"
 FAILS = ['test_preflight_clean', 'test_preflight_loader']
 SOURCE = '''
 def preflight(model, loader, distributed):

@@ -1,5 +1,6 @@
 """Looks for BatchNorm only among the model's direct children: a nested BatchNorm is missed."""
 CELL = "preflight"
+KIND = "overfit"
 FAILS = ['test_preflight_bn']
 SOURCE = '''
 def preflight(model, loader, distributed):

@@ -1,5 +1,6 @@
 """Forgets the sampler check: under DDP every rank would train on the whole dataset."""
 CELL = "preflight"
+KIND = "contract"
 FAILS = ['test_preflight_loader']
 SOURCE = '''
 def preflight(model, loader, distributed):

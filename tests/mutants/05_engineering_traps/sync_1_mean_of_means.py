@@ -1,5 +1,6 @@
 """Averages the per-rank means and variances: wrong when shards have different sizes."""
 CELL = "sync_batch_stats"
+KIND = "wrong-value"
 FAILS = ["test_sync_stats_mean_count", "test_sync_stats_var"]
 SOURCE = '''
 def sync_batch_stats(x):

@@ -1,5 +1,6 @@
 """Uses the unbiased variance (divides by count - 1), which BatchNorm does not use to normalise."""
 CELL = "sync_batch_stats"
+KIND = "wrong-value"
 FAILS = ["test_sync_stats_var"]
 SOURCE = '''
 def sync_batch_stats(x):

@@ -1,5 +1,6 @@
 """All-reduces the sums but divides by this rank's own count."""
 CELL = "sync_batch_stats"
+KIND = "wrong-value"
 FAILS = ["test_sync_stats_mean_count", "test_sync_stats_var"]
 SOURCE = '''
 def sync_batch_stats(x):

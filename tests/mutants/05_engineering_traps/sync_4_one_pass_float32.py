@@ -1,5 +1,6 @@
 """All-reduces sums and sums of squares in the input dtype (E[x^2] - E[x]^2): exact in float64, wrong in float32 with a large mean."""
 CELL = "sync_batch_stats"
+KIND = "edge-case"
 FAILS = ['test_sync_stats_var']
 SOURCE = '''
 def sync_batch_stats(x):

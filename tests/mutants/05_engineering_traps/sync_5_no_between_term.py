@@ -1,5 +1,6 @@
 """Count-weights the per-rank variances but forgets the spread of the per-rank means."""
 CELL = "sync_batch_stats"
+KIND = "wrong-value"
 FAILS = ['test_sync_stats_var']
 SOURCE = '''
 def sync_batch_stats(x):

@@ -1,5 +1,6 @@
 """SyncBatchNorm's combination, but an empty shard's NaN mean and variance are not filtered out."""
 CELL = "sync_batch_stats"
+KIND = "edge-case"
 FAILS = ['test_sync_stats_mean_count', 'test_sync_stats_var']
 SOURCE = '''
 def sync_batch_stats(x):

@@ -1,5 +1,6 @@
 """Never detaches the state: the second chunk's backward runs into the freed first graph."""
 CELL = "tbptt_train"
+KIND = "graph"
 FAILS = ['test_tbptt_losses', 'test_tbptt_graph_constant', 'test_tbptt_state']
 SOURCE = '''
 def tbptt_train(model, sequence, chunk_len, optimizer, state=None):

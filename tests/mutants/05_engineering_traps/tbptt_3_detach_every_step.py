@@ -1,5 +1,6 @@
 """Detaches the state at every time step: no gradient flows between the steps of a chunk."""
 CELL = "tbptt_train"
+KIND = "graph"
 FAILS = ['test_tbptt_losses']
 SOURCE = '''
 def tbptt_train(model, sequence, chunk_len, optimizer, state=None):

@@ -1,5 +1,6 @@
 """Detaches only the first tensor of a tuple state: an LSTM's cell state c still carries the previous chunk's graph."""
 CELL = "tbptt_train"
+KIND = "overfit"
 FAILS = ['test_tbptt_losses', 'test_tbptt_graph_constant', 'test_tbptt_state']
 SOURCE = '''
 def tbptt_train(model, sequence, chunk_len, optimizer, state=None):

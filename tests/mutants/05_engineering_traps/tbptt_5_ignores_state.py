@@ -1,5 +1,6 @@
 """Always starts from init_state, ignoring the state argument: a stream cannot be continued."""
 CELL = "tbptt_train"
+KIND = "state"
 FAILS = ['test_tbptt_state']
 SOURCE = '''
 def tbptt_train(model, sequence, chunk_len, optimizer, state=None):

@@ -1,5 +1,6 @@
 """Only runs full chunks: the steps of a shorter last chunk are never trained on."""
 CELL = "tbptt_train"
+KIND = "edge-case"
 FAILS = ['test_tbptt_losses', 'test_tbptt_graph_constant', 'test_tbptt_state']
 SOURCE = '''
 def tbptt_train(model, sequence, chunk_len, optimizer, state=None):

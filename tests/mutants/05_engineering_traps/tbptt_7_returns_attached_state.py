@@ -1,5 +1,6 @@
 """Detaches between chunks, but returns the final state with its graph attached."""
 CELL = "tbptt_train"
+KIND = "graph"
 FAILS = ['test_tbptt_state']
 SOURCE = '''
 def tbptt_train(model, sequence, chunk_len, optimizer, state=None):

@@ -1,5 +1,6 @@
 """Sums the step losses of a chunk instead of averaging them."""
 CELL = "tbptt_train"
+KIND = "wrong-value"
 FAILS = ['test_tbptt_losses', 'test_tbptt_state']
 SOURCE = '''
 def tbptt_train(model, sequence, chunk_len, optimizer, state=None):

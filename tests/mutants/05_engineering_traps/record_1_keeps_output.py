@@ -1,0 +1,19 @@
+"""Stores the hook's output itself and detaches only when returning: every stored output keeps its step's graph alive during the epoch."""
+CELL = "train_and_record"
+KIND = "graph"
+FAILS = ["test_record_no_graph"]
+SOURCE = '''
+def train_and_record(model, loader, optimizer, layer):
+    records, losses = [], []
+    handle = layer.register_forward_hook(lambda module, inputs, output: records.append(output))
+    try:
+        for x, y in loader:
+            optimizer.zero_grad()
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            optimizer.step()
+            losses.append(loss.item())
+    finally:
+        handle.remove()
+    return losses, torch.cat(records).detach()
+'''
