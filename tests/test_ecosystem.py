@@ -342,17 +342,19 @@ def test_global_rng_fingerprint_sees_each_generator():
         assert E.global_rng_fingerprint() != before
 
 
-def test_step_cost_recovers_slope_and_intercept():
+def test_step_cost_recovers_slope_and_intercept(monkeypatch):
+    clock = {"now": 100.0}
     calls = []
 
-    def fake(n):
+    def fake(n):                       # a run of n steps "takes" 20 ms + 2 ms per step on a fake clock
         calls.append(n)
-        time.sleep(0.02 + 0.002 * n)
+        clock["now"] += 0.02 + 0.002 * n
 
-    startup, per_step = E.step_cost(fake, 5, 25, repeats=1)
-    assert calls == [5, 25]
-    assert per_step == pytest.approx(0.002, rel=0.5)
-    assert startup == pytest.approx(0.02, abs=0.015)
+    monkeypatch.setattr(time, "perf_counter", lambda: clock["now"])
+    startup, per_step = E.step_cost(fake, 5, 25, repeats=2)
+    assert calls == [5, 5, 25, 25]
+    assert per_step == pytest.approx(0.002)
+    assert startup == pytest.approx(0.02)
     with pytest.raises(ValueError):
         E.step_cost(fake, 5, 5)
 

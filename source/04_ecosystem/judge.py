@@ -733,7 +733,8 @@ def _(got, ref):
 #       graph, no backward, global RNGs untouched ............................ test_capstone_training_step
 #   configure_optimizers: AdamW over self.model's parameters, lr, weight_decay except ndim <= 1,
 #       .bias, no_weight_decay() names (and a model without that method) ... test_capstone_optimizer
-#   fine_tune: bf16-mixed, exactly max_steps steps, checkpoint at ckpt_path (global_step, hparams,
+#   fine_tune: bf16-mixed (bf16 logits, float32 weights: not bf16-true), exactly max_steps steps across
+#       an epoch boundary (not max_epochs=1, not limit_train_batches), checkpoint at ckpt_path (global_step, hparams,
 #       optimizer groups from configure_optimizers, the trained weights), a NEW FineTuner from
 #       load_from_checkpoint in eval mode with those weights, val_loss / val_acc of its float32 logits
 #       as Python floats ...................................................... test_capstone_fit
@@ -937,7 +938,7 @@ def probe_capstone_fit(seed):
     import tempfile as _tempfile
     import torch.nn.functional as _F
     s = seed % 100003
-    images, labels = E.make_images(18, size=16, num_classes=3, seed=s % 1000 + 1)
+    images, labels = E.make_images(14, size=16, num_classes=3, seed=s % 1000 + 1)
     lr, wd, mix_seed = 2e-3, 0.1, s % 991
     torch.manual_seed(s + 21)
     ft = FineTuner(CAP_WEIGHTS, CAP_ARCH, 3, lr=lr, weight_decay=wd, mix_seed=mix_seed, **CAP_KW)
@@ -951,16 +952,19 @@ def probe_capstone_fit(seed):
         return out
 
     ft.forward = spy
-    loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(images[:12], labels[:12]), batch_size=4)
+    # 2 batches per epoch and max_steps=3: the run crosses an epoch boundary (max_epochs=1 or
+    # limit_train_batches=max_steps would stop at 2)
+    loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(images[:8], labels[:8]), batch_size=4)
     folder = _tempfile.mkdtemp(prefix="judge-fit-")
     path = _os.path.join(folder, "run.ckpt")
     try:
-        back, metrics = fine_tune(ft, loader, images[12:], labels[12:], path, max_steps=2)
+        back, metrics = fine_tune(ft, loader, images[8:], labels[8:], path, max_steps=3)
         ck = torch.load(path, weights_only=True) if _os.path.isfile(path) else None
     finally:
         _shutil.rmtree(folder, ignore_errors=True)
     out = {"dtypes": dtypes, "exists": ck is not None, "trained": judge_state_digest(ft.model),
-           "changed": judge_state_digest(ft.model) != initial}
+           "changed": judge_state_digest(ft.model) != initial,
+           "param_dtypes": sorted({str(p.dtype) for p in ft.model.parameters()})}
     if ck is not None:
         pairs = {}
         for grp in ck.get("optimizer_states", [{}])[0].get("param_groups", []):
@@ -970,6 +974,7 @@ def probe_capstone_fit(seed):
         hp["weights"] = "<CAP_WEIGHTS>" if hp.get("weights") == CAP_WEIGHTS else hp.get("weights")
         sd = ck.get("state_dict", {})
         out.update(global_step=ck.get("global_step"), groups=pairs, hparams=hp,
+                   ckpt_dtypes=sorted({str(v.dtype) for k, v in sd.items() if k.startswith("model.")}),
                    ckpt_matches_trained=all(torch.equal(sd.get("model." + k, torch.empty(0)), v)
                                             for k, v in ft.model.state_dict().items()))
     out["back_type"] = type(back).__name__
@@ -979,8 +984,8 @@ def probe_capstone_fit(seed):
     out["back_matches_trained"] = bool(bm is not None and all(
         torch.equal(bm.state_dict().get(k, torch.empty(0)), v) for k, v in ft.model.state_dict().items()))
     with torch.no_grad():
-        lg = back(images[12:]).float() if callable(back) else torch.zeros(6, 3)
-    out["want"] = {"val_loss": float(_F.cross_entropy(lg, labels[12:])), "val_acc": float((lg.argmax(1) == labels[12:]).float().mean())}
+        lg = back(images[8:]).float() if callable(back) else torch.zeros(6, 3)
+    out["want"] = {"val_loss": float(_F.cross_entropy(lg, labels[8:])), "val_acc": float((lg.argmax(1) == labels[8:]).float().mean())}
     out["metrics"] = {k: (float(v) if isinstance(v, (int, float)) else repr(type(v).__name__))
                       for k, v in (metrics.items() if isinstance(metrics, dict) else [])}
     out["metric_types"] = {k: type(v).__name__ for k, v in (metrics.items() if isinstance(metrics, dict) else [])}
@@ -990,11 +995,16 @@ def probe_capstone_fit(seed):
 @probe_capstone_fit.verdict
 def _(got, ref):
     C.check_true(got["exists"] is True, "fine_tune wrote no checkpoint at ckpt_path", hint="trainer.save_checkpoint(ckpt_path)")
-    C.check_equal(got["global_step"], ref["global_step"], name="optimizer steps recorded in the checkpoint (max_steps=2, "
-                  "3 batches per epoch)", hint="L.Trainer(max_epochs=-1, max_steps=max_steps): stop on the step count")
+    C.check_equal(got["global_step"], ref["global_step"], name="optimizer steps recorded in the checkpoint (max_steps=3, "
+                  "2 batches per epoch)", hint="L.Trainer(max_epochs=-1, max_steps=max_steps): stop on the step count")
     C.check_true(len(got["dtypes"]) == len(ref["dtypes"]) and set(got["dtypes"]) == {"torch.bfloat16"},
                  f"dtypes of the logits during training: {got['dtypes']}; expected {ref['dtypes']}",
                  hint='L.Trainer(..., precision="bf16-mixed") runs every training_step under bfloat16 autocast')
+    C.check_equal(got["param_dtypes"], ref["param_dtypes"], name="dtypes of the trained model's parameters",
+                  hint='"bf16-mixed" keeps the parameters in float32 and runs the forward under autocast; '
+                       '"bf16-true" converts the weights themselves to bfloat16')
+    C.check_equal(got["ckpt_dtypes"], ref["ckpt_dtypes"], name="dtypes of the checkpoint's weights",
+                  hint='precision="bf16-mixed", not "bf16-true"')
     C.check_true(got["changed"] is True, "the module passed to fine_tune was not trained (its weights did not change)",
                  hint="trainer.fit(module, train_loader) trains the module in place")
     C.check_equal(got["hparams"], ref["hparams"], name="the checkpoint's hyper_parameters",

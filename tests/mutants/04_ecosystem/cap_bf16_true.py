@@ -1,5 +1,5 @@
-"""Stops after one epoch (max_epochs=1) instead of max_steps: right only when an epoch has exactly max_steps batches."""
-KIND = "edge-case"
+"""precision="bf16-true" instead of "bf16-mixed": the logits are bfloat16 either way, but the weights themselves become bfloat16 (found by a blind test: the first hidden test missed it)."""
+KIND = "contract"
 CELL = "fine_tuner"
 FAILS = ['test_capstone_fit']
 SOURCE = '''
@@ -44,7 +44,7 @@ class FineTuner(L.LightningModule):
 def fine_tune(module: FineTuner, train_loader, val_images: torch.Tensor, val_labels: torch.Tensor,
               ckpt_path: str, max_steps: int) -> tuple[FineTuner, dict]:
     """Train `module` (bf16-mixed, max_steps steps), save to ckpt_path, reload it with load_from_checkpoint, evaluate it."""
-    trainer = L.Trainer(**E.trainer_kwargs(max_epochs=1, precision="bf16-mixed"))
+    trainer = L.Trainer(**E.trainer_kwargs(max_epochs=-1, max_steps=max_steps, precision="bf16-true"))
     trainer.fit(module, train_loader)
     trainer.save_checkpoint(ckpt_path)
     reloaded = FineTuner.load_from_checkpoint(ckpt_path).eval()

@@ -1,5 +1,5 @@
-"""Trains in float32: precision="bf16-mixed" is missing from the Trainer."""
-KIND = "contract"
+"""One epoch of at most max_steps batches (max_epochs=1, limit_train_batches=max_steps): right only when an epoch has at least max_steps batches (found by a blind test)."""
+KIND = "edge-case"
 CELL = "fine_tuner"
 FAILS = ['test_capstone_fit']
 SOURCE = '''
@@ -44,7 +44,7 @@ class FineTuner(L.LightningModule):
 def fine_tune(module: FineTuner, train_loader, val_images: torch.Tensor, val_labels: torch.Tensor,
               ckpt_path: str, max_steps: int) -> tuple[FineTuner, dict]:
     """Train `module` (bf16-mixed, max_steps steps), save to ckpt_path, reload it with load_from_checkpoint, evaluate it."""
-    trainer = L.Trainer(**E.trainer_kwargs(max_epochs=-1, max_steps=max_steps))
+    trainer = L.Trainer(**E.trainer_kwargs(max_epochs=1, limit_train_batches=max_steps, precision="bf16-mixed"))
     trainer.fit(module, train_loader)
     trainer.save_checkpoint(ckpt_path)
     reloaded = FineTuner.load_from_checkpoint(ckpt_path).eval()
