@@ -157,13 +157,13 @@ class Hub:
             os.chown(p, entry.pw_uid, entry.pw_gid)
         return self.course
 
-    def start(self) -> None:
+    def start(self, python: str = "") -> None:
         self.log = self.base / "hub.log"
         t0 = time.time()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "course.grading.hub", "--instructor", self.instructor,
              "--students", ",".join(self.students), "--course", str(self.course), "--exchange", str(self.exchange),
-             "--state", str(self.state), "--port", str(self.port)],
+             "--state", str(self.state), "--port", str(self.port), *(["--python", python] if python else [])],
             stdout=open(self.log, "w"), stderr=subprocess.STDOUT, start_new_session=True, cwd=self.base)
         while time.time() - t0 < 120:
             try:
@@ -200,28 +200,34 @@ class Hub:
 
     # --- tear-down ------------------------------------------------------------------------------------------
     def close(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGTERM)
-                self.proc.wait(timeout=30)
-            except (subprocess.TimeoutExpired, ProcessLookupError):
-                try:
-                    os.killpg(self.proc.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
+        """Stop the users' processes (servers, kernels, sandboxes), then the hub, then remove users and folders."""
         uids = set()
         for name in self.created:
             try:
                 uids.add(pwd.getpwnam(name).pw_uid)
             except KeyError:
                 pass
-        for sig in (signal.SIGTERM, signal.SIGKILL):  # the servers, kernels and sandboxes this test's users ran
-            for pid in processes_of(uids):
+
+        def kill_users() -> None:
+            for sig in (signal.SIGTERM, signal.SIGKILL):
+                for pid in processes_of(uids):
+                    try:
+                        os.kill(pid, sig)
+                    except ProcessLookupError:
+                        pass
+                time.sleep(1.0 if sig == signal.SIGTERM else 0.2)
+
+        kill_users()  # first, so that the hub's shutdown does not wait for each server to stop
+        if self.proc is not None and self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGTERM)
+                self.proc.wait(timeout=15)
+            except (subprocess.TimeoutExpired, ProcessLookupError):
                 try:
-                    os.kill(pid, sig)
+                    os.killpg(self.proc.pid, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
-            time.sleep(1.0 if sig == signal.SIGTERM else 0.2)
+        kill_users()
         for name in self.created:
             subprocess.run(["userdel", "--remove", name], capture_output=True)
         shutil.rmtree(self.base, ignore_errors=True)
@@ -237,14 +243,30 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def hub():
+def users_python():
+    """The users' interpreter, made once per module (a copy of the course's where the course's is private)."""
+    from course.grading import hub as H
+    Path("/srv").mkdir(exist_ok=True)
+    d = Path(tempfile.mkdtemp(prefix="pt-hub-python-", dir="/srv"))
+    d.chmod(0o755)
+    try:
+        t0 = time.time()
+        py, bindir = H.user_python(d)
+        yield py, bindir, time.time() - t0
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def hub(users_python):
     if _missing():
         pytest.skip(_missing())
     h = Hub()
+    h.times["the users' interpreter (made once per module)"] = users_python[2]
     try:
         h.create_users()
         h.create_course()
-        h.start()
+        h.start(users_python[0])
         yield h
     finally:
         h.close()
@@ -525,9 +547,9 @@ def test_exchange_must_be_reachable_by_every_user(tmp_path):
         H.prepare_exchange(private / "exchange", "nobody")
 
 
-def test_users_python_runs_the_course_packages_as_another_user(srv_dir):
+def test_users_python_runs_the_course_packages_as_another_user(users_python):
     from course.grading import hub as H
-    py, bindir = H.user_python(srv_dir)
+    py, bindir, _ = users_python
     assert H.readable_by_others(Path(py), execute=True)
     code = ("import sys, nbgrader, jupyterhub.singleuser, course.submit, course.lab; "
             "print(sys.executable, nbgrader.__version__)")
