@@ -571,7 +571,8 @@ def test_hub_configuration_is_loopback_pam_and_per_role(srv_dir):
     from course.grading import hub as H
     s = H.HubSettings(course=str(srv_dir / "course"), instructor="root", students=["nobody"],
                       exchange=str(srv_dir / "exchange"), state=str(srv_dir / "state"), port=18123, hub_port=18124,
-                      proxy_api_port=18125, python="/x/bin/python", bindir="/x/bin", proxy="/x/bin/chp")
+                      proxy_api_port=18125, python="/x/bin/python", bindir="/x/bin", proxy="/x/bin/chp",
+                      instructor_python="/y/bin/python", instructor_bindir="/y/bin")
     c = Config()
     H.configure(c, s)
     assert c.JupyterHub.bind_url == "http://127.0.0.1:18123" and c.JupyterHub.hub_ip == "127.0.0.1"
@@ -582,7 +583,7 @@ def test_hub_configuration_is_loopback_pam_and_per_role(srv_dir):
     class Spawner:
         def __init__(self, name):
             self.user = type("U", (), {"name": name})()
-            self.environment, self.notebook_dir = {}, ""
+            self.environment, self.notebook_dir, self.cmd = {}, "", list(c.Spawner.cmd)
 
     student, instructor = Spawner("nobody"), Spawner("root")
     c.Spawner.pre_spawn_hook(student)
@@ -590,8 +591,10 @@ def test_hub_configuration_is_loopback_pam_and_per_role(srv_dir):
     assert student.environment["JUPYTER_CONFIG_PATH"] == str(s.student_config) and student.notebook_dir == "~"
     assert instructor.environment["JUPYTER_CONFIG_PATH"] == str(s.instructor_config)
     assert instructor.notebook_dir == s.course
+    assert student.environment["PATH"].startswith("/x/bin:") and student.cmd[0] == "/x/bin/python"
+    assert instructor.environment["PATH"].startswith("/y/bin:") and instructor.cmd[0] == "/y/bin/python"
     for env in (student.environment, instructor.environment):
-        assert env["PATH"].startswith("/x/bin:") and env["COURSE_EXCHANGE"] == s.exchange
+        assert env["COURSE_EXCHANGE"] == s.exchange
 
 
 def test_hub_command_line_refuses_what_cannot_work(srv_dir, capsys):

@@ -61,8 +61,10 @@ class HubSettings:
     port: int = 8000
     hub_port: int = 0
     proxy_api_port: int = 0
-    python: str = ""              # the interpreter the users' servers run
+    python: str = ""              # the interpreter the students' servers run
     bindir: str = ""              # first on their PATH (nbgrader, jupyter, alembic)
+    instructor_python: str = ""   # the instructor's (default: the students')
+    instructor_bindir: str = ""
     proxy: str = ""               # configurable-http-proxy
     course_id: str = COURSE_ID
     extra_env: dict[str, str] = field(default_factory=dict)
@@ -164,6 +166,10 @@ def user_python(state: Path, venv: Path | None = None) -> tuple[str, str]:
             and readable_by_others(venv / "lib"):
         return str(own), str(venv / "bin")
     site_packages = next(p for p in map(Path, sys.path) if p.name == "site-packages" and venv in p.parents)
+    if not readable_by_others(site_packages):
+        raise SystemExit(f"the course's packages ({site_packages}) cannot be read by other users (a private course "
+                         "folder?): give the students a venv they can read with --python (python3.11 -m venv "
+                         "/opt/pytorch-internals; /opt/pytorch-internals/bin/pip install the student repository)")
     target = Path(state) / "python"
     py = copy_interpreter(base, target)
     version = f"python{sys.version_info.major}.{sys.version_info.minor}"
@@ -271,7 +277,8 @@ def user_env(s: HubSettings, name: str) -> dict[str, str]:
     """The environment of a user's server (and of the terminals in it)."""
     home = pwd.getpwnam(name).pw_dir
     config = s.instructor_config if name == s.instructor else s.student_config
-    env = {"PATH": f"{s.bindir}:/usr/local/bin:/usr/bin:/bin", "HOME": home, "SHELL": "/bin/bash",
+    bindir = (s.instructor_bindir or s.bindir) if name == s.instructor else s.bindir
+    env = {"PATH": f"{bindir}:/usr/local/bin:/usr/bin:/bin", "HOME": home, "SHELL": "/bin/bash",
            "JUPYTER_CONFIG_PATH": str(config), "HF_HUB_OFFLINE": "1", "LANG": "C.UTF-8",
            "COURSE_EXCHANGE": s.exchange, **s.extra_env}
     return env
@@ -304,6 +311,8 @@ def configure(c, s: HubSettings) -> None:
         name = spawner.user.name
         spawner.environment.update(user_env(s, name))
         spawner.notebook_dir = s.course if name == s.instructor else "~"
+        if name == s.instructor and s.instructor_python:
+            spawner.cmd = [s.instructor_python, "-m", "jupyterhub.singleuser"]
 
     c.Spawner.pre_spawn_hook = pre_spawn
 
@@ -314,11 +323,11 @@ def course_warnings(course: Path, instructor: str) -> list[str]:
     uid, _ = ids(instructor)
     if os.stat(course).st_uid != uid:
         out.append(f"{course} is not owned by {instructor}: nbgrader collect and grading write into it")
-    for secret in ("source", "gradebook.db", ".judge"):
+    for secret in ("source", "tests", "gradebook.db", ".judge", "submitted", "autograded", "feedback"):
         p = course / secret
         if p.exists() and readable_by_others(p):
-            out.append(f"{p} is readable by every user (the reference solutions and hidden tests): "
-                       f"chmod o-rwx {course}")
+            out.append(f"{p} is readable by every user (solutions, hidden tests, known answers or other "
+                       f"students' work): chmod o-rwx {p}")
     return out
 
 
@@ -355,8 +364,10 @@ def parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--state", default=DEFAULT_STATE, help=f"the hub's own files (default {DEFAULT_STATE})")
     p.add_argument("--ip", default="127.0.0.1", help="the address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8000)
-    p.add_argument("--python", default="", help="the interpreter the users' servers run (default: the course "
-                   "venv's where every user can run it, else a copy in STATE/python)")
+    p.add_argument("--python", default="", help="the interpreter the students' servers run (default: the course "
+                   "venv's where every user can run it, else a copy in STATE/python using the course venv's packages)")
+    p.add_argument("--instructor-python", default="", help="the instructor's (default: the students'); e.g. the "
+                   "course's own .venv/bin/python when the students get a venv of the student repository")
     p.add_argument("--prepare-only", action="store_true", help="write everything, print the command, do not start")
     return p.parse_args(argv)
 
@@ -386,7 +397,9 @@ def main(argv: list[str] | None = None) -> int:
     s = HubSettings(course=str(course), instructor=args.instructor, students=students,
                     exchange=str(Path(args.exchange).resolve()), state=str(Path(args.state).resolve()),
                     ip=args.ip, port=args.port, python=args.python,
-                    bindir=str(Path(args.python).parent) if args.python else "")
+                    bindir=str(Path(args.python).parent) if args.python else "",
+                    instructor_python=args.instructor_python,
+                    instructor_bindir=str(Path(args.instructor_python).parent) if args.instructor_python else "")
     config = prepare(s)
     cmd = [sys.executable, "-m", "jupyterhub", "-f", str(config)]
     print(f"JupyterHub for {len(students)} student(s) and {args.instructor} at http://{args.ip}:{args.port}/ "
