@@ -3,10 +3,12 @@
 #   make test        set up (system packages too), then run the whole test suite (what CI runs)
 #   make instructor  JupyterLab for the instructor, rooted at the course, with Formgrader
 #   make autograde CHAPTER=01_dynamic_graphs   grade submitted/*/CHAPTER through the judge
-#   make grade-class CHAPTERS="01_dynamic_graphs 02_autograd" [JOBS=2]   a whole class, in parallel
-#   make grade       instructor demo: regenerate release/, grade a demo class, print the table
+#   make grade-class CHAPTERS="01_dynamic_graphs 02_autograd" [JOBS=2] [DASK=tcp://host:8786]   a whole class
+#   make feedback CHAPTER=01_dynamic_graphs [GRADEBOOK=.demo/gradebook.db]   nbgrader generate_feedback
+#   make grade       instructor demo: regenerate release/, grade a demo class (progress, cost said first)
 #   make release     regenerate release/ from source/ (after editing a source notebook)
-#   make bench       time the chapters and class grading (stock nbgrader vs the judge)
+#   make publish DEST=../pytorch-internals-student   the student repository (no solution, no hidden test)
+#   make bench       time the chapters and class grading (stock nbgrader vs the judge, and their scores)
 SHELL := /bin/bash
 ifndef PYTHON
 PYTHON := $(shell command -v python3.11 || command -v python3)
@@ -25,10 +27,12 @@ TEST_WORKERS ?= 3
 CHAPTER ?= 01_dynamic_graphs
 CHAPTERS ?= $(notdir $(wildcard source/0*))
 JOBS ?= 0
+DASK ?=
+DEST ?=
 # Debian packages the tests need: the sandbox, the browser for the browser tests, a PostgreSQL server.
 SYSTEM_PACKAGES := bubblewrap chromium postgresql
 
-.PHONY: setup system lab instructor test grade release autograde grade-class bench
+.PHONY: setup system lab instructor test grade release autograde grade-class bench feedback publish
 
 setup: $(STAMP)
 
@@ -36,7 +40,7 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else "Python 3.11 is required (set PYTHON=...)")'
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e ".[test]"
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e ".[test,class]"
 	@for ext in formgrader assignment_list validate_assignment; do \
 	  $(BIN)/jupyter server extension enable --sys-prefix nbgrader.server_extensions.$$ext >/dev/null 2>&1; done
 	@$(BIN)/jupyter labextension enable @jupyter/nbgrader >/dev/null 2>&1 || true
@@ -77,16 +81,25 @@ grade: setup
 	$(BIN)/python -m course.grading demo
 
 autograde: setup
-	$(BIN)/python -m course.grading autograde $(CHAPTER) $(if $(FORCE),--force,)
+	$(BIN)/python -m course.grading autograde $(CHAPTER) --jobs $(JOBS) $(if $(FORCE),--force,) $(if $(DASK),--dask $(DASK),)
 
 grade-class: setup
-	$(BIN)/python -m course.grading grade-class $(CHAPTERS) --jobs $(JOBS) $(if $(FORCE),--force,)
+	$(BIN)/python -m course.grading grade-class $(CHAPTERS) --jobs $(JOBS) $(if $(FORCE),--force,) $(if $(DASK),--dask $(DASK),)
+
+# nbgrader's feedback (the graded notebook as HTML, with the judge's messages) from the gradebook GRADEBOOK:
+# gradebook.db for your class, .demo/gradebook.db for the demo class of `make grade`.
+feedback: setup
+	COURSE_GRADEBOOK_URL=sqlite:///$(abspath $(GRADEBOOK)) $(BIN)/nbgrader generate_feedback $(CHAPTER) --force
+
+publish: setup
+	@test -n "$(DEST)" || { echo 'usage: make publish DEST=../pytorch-internals-student'; exit 2; }
+	$(BIN)/python -m course.grading publish "$(DEST)" $(if $(FORCE),--force,)
 
 bench: setup system
 	$(BIN)/python benchmarks/bench.py
 
 release: setup
-	$(BIN)/python -m course.grading release
+	$(BIN)/python -m course.grading release $(RELEASE_CHAPTERS)
 
 # ---- A class on one machine: JupyterHub (make hub) -----------------------------------------------------------
 # Owned by the class-infrastructure work (course/grading/hub.py, tests/test_hub.py). `make system` (and so

@@ -10,9 +10,12 @@
    attacks, damaged notebooks) is graded three ways in one run: stock
    sequential ``nbgrader autograde`` (in-kernel, ``COURSE_GRADING=stock``),
    ``grade-class --jobs 1`` and ``grade-class --jobs 2`` (judge and sandbox).
-   It prints the throughput ratio against stock, and the judge's
-   per-submission overhead over a bare nbclient execution of the same
-   notebook (targets: >= 1.5x stock on 2 cores; overhead <= 1.5x).
+   It prints the throughput ratio against stock, the judge's per-submission
+   overhead over a bare nbclient execution of the same notebook (targets:
+   >= 1.5x stock on 2 cores; overhead <= 1.5x), and whether stock in-kernel
+   nbgrader and the judge give the same score to every grade cell of the
+   honest work (solutions, mutants, alternatives): the parity check that the
+   test suite ran before, moved here to keep the suite fast.
 
 Results are printed and saved to ``.bench/latest.json`` (git-ignored).
 """
@@ -31,8 +34,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from course.grading import planner, references  # noqa: E402
+from course.grading import known as planner, nbgrader_io, references  # noqa: E402
 from course.grading.worker import run_submission  # noqa: E402
+from nbgrader.utils import is_grade  # noqa: E402
 
 STUDENT_BUDGET, GRADING_BUDGET = 120.0, 60.0
 
@@ -44,10 +48,10 @@ def bare_execute(nb_path: Path, env_extra: dict[str, str]) -> float:
     from course.grading.worker import strip_hidden_tests
     nb = planner.read(nb_path)
     for c in nb.cells:
-        if c.cell_type == "code" and c.get("metadata", {}).get("nbgrader", {}).get("grade"):
+        if c.cell_type == "code" and is_grade(c):
             c.source = strip_hidden_tests(c.source)
     old = dict(os.environ)
-    env = planner.bin_path_env(env_extra)
+    env = nbgrader_io.env(env_extra)
     os.environ.clear()
     os.environ.update(env)
     try:
@@ -72,7 +76,8 @@ def bench_chapters(chapters: list[str], seed: int) -> list[dict]:
         ref_seconds = time.perf_counter() - t0
         nb = references.reference_notebook(ch, REPO)
         t0 = time.perf_counter()
-        result = run_submission(nb, ch, "bench", judge.codes(), seed, files=REPO / "source" / ch, course_root=REPO)
+        files = references._stage_files(REPO / "source" / ch)  # the chapter's files, without judge.py
+        result = run_submission(nb, ch, "bench", judge.codes(), seed, files=files, course_root=REPO)
         sub_seconds = time.perf_counter() - t0
         graded = ref_seconds + sub_seconds
         rows.append({"chapter": ch, "student_s": round(student, 1), "graded_s": round(graded, 1),
@@ -109,9 +114,7 @@ def build_class(work: Path, chapters: list[str]) -> tuple[Path, int]:
 
 def bench_class(chapters: list[str], seed: int) -> dict:
     import shutil
-    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}",
-               COURSE_JUDGE_SEED=str(seed), HF_HUB_OFFLINE="1")
-    env.pop("MPLBACKEND", None)
+    env = nbgrader_io.env({"COURSE_JUDGE_SEED": str(seed)})
     out: dict = {"chapters": chapters}
     base = Path(tempfile.mkdtemp(prefix="bench-class-"))
     course, n = build_class(base / "a", chapters)
@@ -127,6 +130,7 @@ def bench_class(chapters: list[str], seed: int) -> dict:
     out["stock_s"] = time.perf_counter() - t0
     # Stock nbgrader skips (and reports) the notebooks it cannot read; count what it really graded.
     out["stock_graded"] = sum(1 for ch in chapters for _ in (course / "autograded").glob(f"*/{ch}/*.ipynb"))
+    stock_scores = {ch: planner.read_scores(course / "gradebook.db", ch, ch) for ch in chapters}
     print(f"  stock nbgrader autograde (sequential, in-kernel): {out['stock_s']:.1f} s, graded "
           f"{out['stock_graded']} of {n} (exit codes {codes})", flush=True)
     for jobs in (1, 2):
@@ -140,6 +144,21 @@ def bench_class(chapters: list[str], seed: int) -> dict:
         if proc.returncode != 0:
             print(proc.stdout[-3000:], proc.stderr[-3000:])
         print(f"  grade-class --jobs {jobs} (judge + sandbox): {out[f'jobs{jobs}_s']:.1f} s", flush=True)
+    # Parity on honest work: stock in-kernel nbgrader and the judge, cell by cell.
+    differ = []
+    for ch in chapters:
+        judged = planner.read_scores(course / "gradebook.db", ch, ch)
+        for student, cells in stock_scores[ch].items():
+            if not student.startswith(("solution", "mutants", "alternatives")):
+                continue
+            for cell, (score, _) in cells.items():
+                js = judged.get(student, {}).get(cell, (None,))[0]
+                if js != score:
+                    differ.append(f"{ch} {student} {cell}: stock {score:g}, judge {js}")
+    out["parity_differences"] = differ
+    print(f"  stock nbgrader and the judge on honest work: {'the same score on every grade cell' if not differ else f'{len(differ)} differences'}")
+    for line in differ[:20]:
+        print("   ", line)
     # Overhead: the judge's per-submission run against a bare nbclient execution of the same notebook.
     worker, bare = [], []
     for ch in chapters:

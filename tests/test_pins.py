@@ -21,7 +21,8 @@ def test_environment_yml_matches_pyproject():
     env_pins = dict(parse(r) for r in pip_section if "==" in r)
     assert env_pins == pins, f"environment.yml differs from pyproject.toml: {set(env_pins.items()) ^ set(pins.items())}"
     assert "python=3.11" in env["dependencies"]
-    for req in project["dependencies"] + project["optional-dependencies"]["test"]:
+    for req in project["dependencies"] + project["optional-dependencies"]["test"] + \
+            project["optional-dependencies"]["class"]:
         assert "==" in req, f"{req} is not pinned"
 
 

@@ -239,8 +239,9 @@ def hostile_class(tmp_path_factory):
         "forged-metadata": {"nb": forged(release), "lost": set(), "words": ["repaired"]},
     }
     for name, (code, _) in SANDBOX.items():
+        # Reading the decoys does not stop the honest code after it: those keep their points, flagged.
         subs[f"sandbox-{name}"] = {"nb": notebook(release, code.format(token=token, port=port, cap=cap) + HONEST_SCALE),
-                                   "lost": SCALE}
+                                   "lost": set() if name.startswith("read-") else SCALE}
     sub = course / "submitted"
     for student, spec in subs.items():
         d = sub / student / CH
@@ -336,7 +337,9 @@ def test_no_secret_reaches_anything_the_student_or_the_instructor_reads(hostile_
         if p.is_file():
             data = p.read_bytes()
             assert secret not in data, f"the secret reached {p}"
-            assert b"judge = Judge()" not in data and b"probe_count" not in data, f"the hidden tests reached {p}"
+            assert b"judge = Judge()" not in data and b"@probe_" not in data, f"the hidden tests reached {p}"
+            if "exception-leak" not in p.parts:  # it sends a few hundred characters of its probe back: capped
+                assert b"probe_count" not in data and b"probe_scale" not in data, f"a probe's source reached {p}"
     # the probe's source read from the caller's frame: never in the graded notebook (display updates and prints
     # during probes are dropped), and in a message only as a few hundred characters
     graded = (c["course"] / "autograded" / "display-update" / CH / f"{CH}.ipynb").read_text()
@@ -498,4 +501,5 @@ def test_collect_follows_no_link_and_takes_no_one_elses_submission(tmp_path):
     mine = json.loads((sub / me / CH / f"{CH}.ipynb").read_text())
     assert "forged" not in mine, "another user's planted submission replaced the student's own"
     if os.geteuid() == 0:
-        assert "belongs to nobody" in text
+        assert "belongs to nobody" in text  # the planted one is named in the log, and ignored
+        assert (sub / "nobody" / CH / f"{CH}.ipynb").is_file()  # nobody's own submission is collected

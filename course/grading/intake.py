@@ -335,7 +335,10 @@ def _collect_class():
             # The latest submission that really is the student's wins; one planted by another user (or a
             # link) sorts after every genuine one, so it can neither replace nor hide the student's own work.
             def genuine(rec):
-                return not _owner_problem(Path(self.inbound_path) / rec["filename"], rec["username"])
+                problem = _owner_problem(Path(self.inbound_path) / rec["filename"], rec["username"])
+                if problem:
+                    self.log.error("intake: %s", problem)
+                return not problem
             return sorted(records, key=lambda r: (not genuine(r), -r["timestamp"].timestamp()))
 
         def do_copy(self, src, dest, log=None):

@@ -42,7 +42,9 @@ from pathlib import Path
 import nbformat
 
 from course.grading import nbgrader_io
-from course.grading.records import grade_id
+from nbgrader.utils import is_grade, is_solution
+
+from course.grading.records import grade_id, points
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -166,16 +168,15 @@ def read(path: Path) -> nbformat.NotebookNode:
 def solution_cells(nb: nbformat.NotebookNode) -> dict[str, str]:
     """Return {grade_id: source} of the solution cells."""
     return {grade_id(c): c.source for c in nb.cells
-            if c.get("metadata", {}).get("nbgrader", {}).get("solution")}
+            if is_solution(c)}
 
 
 def graded_cells(nb: nbformat.NotebookNode) -> dict[str, float]:
     """Return {grade_id: points} of the graded (test) cells."""
     out = {}
     for c in nb.cells:
-        meta = c.get("metadata", {}).get("nbgrader", {})
-        if meta.get("grade"):
-            out[meta["grade_id"]] = float(meta.get("points", 0))
+        if is_grade(c):
+            out[grade_id(c)] = points(c)
     return out
 
 
@@ -306,6 +307,7 @@ class Graded:
     reports: dict[str, dict] = field(default_factory=dict)
     mode: str = "judge"
     wall_seconds: float = 0.0
+    timing: dict = field(default_factory=dict)  # the class pipeline's phases (judge mode)
 
 
 def read_scores(db: Path, assignment: str, notebook: str) -> dict[str, dict[str, tuple[float, float]]]:
@@ -345,7 +347,7 @@ def grade(assignment: str, submissions: list[Submission], workdir: Path | None =
     release_dir = generate(course, assignment, db)
     write_submissions(course, assignment, submissions, release_dir)
     t0 = time.perf_counter()
-    reports = {}
+    reports, timing = {}, {}
     if mode == "stock":
         extra = {"COURSE_GRADING": "stock", **({"COURSE_JUDGE_SEED": str(seed)} if seed else {})}
         nbgrader_io.run(["autograde", assignment, "--force"], course, nbgrader_io.sqlite(db), extra)
@@ -353,6 +355,7 @@ def grade(assignment: str, submissions: list[Submission], workdir: Path | None =
         result = classgrade.grade_class(course, [assignment], jobs=jobs, force=True, db_url=nbgrader_io.sqlite(db),
                                         key=seed or 0, progress=False, log=lambda *_: None)
         reports = {s: r.to_json() for s, r in result.reports.get(assignment, {}).items()}
+        timing = result.timing
         for ch, student, why in result.failures:
             flags = reports.setdefault(student, {}).setdefault("flags", [])
             if not any(why in f for f in flags):
@@ -362,7 +365,7 @@ def grade(assignment: str, submissions: list[Submission], workdir: Path | None =
     seconds = {s.student: reports.get(s.student, {}).get("seconds", elapsed / max(1, len(submissions)))
                for s in submissions}
     return Graded(course=course, scores=scores, seconds=seconds, submissions=submissions, reports=reports,
-                  mode=mode, wall_seconds=elapsed)
+                  mode=mode, wall_seconds=elapsed, timing=timing)
 
 
 def problems(graded: Graded, submissions: list[Submission] | None = None) -> list[str]:
@@ -565,8 +568,8 @@ def write_damaged(course: Path, assignment: str, release_dir: Path) -> dict[str,
     name = notebook_path(assignment, course).name
     base = _solution_nb(course, assignment, release_dir)
     cells = base["cells"]
-    sol_idx = [i for i, c in enumerate(cells) if c.get("metadata", {}).get("nbgrader", {}).get("solution")]
-    test_idx = [i for i, c in enumerate(cells) if c.get("metadata", {}).get("nbgrader", {}).get("grade")]
+    sol_idx = [i for i, c in enumerate(cells) if is_solution(nbformat.from_dict(c))]
+    test_idx = [i for i, c in enumerate(cells) if is_grade(nbformat.from_dict(c))]
     out: dict[str, tuple[str, bool]] = {}
 
     def put(student: str, nb_or_text, what: str, full: bool, filename: str = name) -> None:

@@ -247,6 +247,8 @@ class JudgeRecord(NbGraderPreprocessor):
 class SafeNotebook(Preprocessor):
     """Make a notebook safe to render: no active content from the student, images kept, outputs capped in bytes."""
 
+    # nbgrader registers its preprocessors without enabling them, and nbconvert's default is off.
+    enabled = Bool(True).tag(config=True)
     cell_output_bytes = Integer(Limits.cell_output_bytes, help="bytes kept per cell's outputs").tag(config=True)
     notebook_output_bytes = Integer(Limits.notebook_output_bytes, help="bytes kept per notebook's outputs").tag(config=True)
 

@@ -578,16 +578,24 @@ class Watchdog(threading.Thread):
         self._halt = threading.Event()
 
     def run(self) -> None:
+        at_cap_since = None
         while not self._halt.wait(self.interval):
             procs = descendants(self.pid)
             rss = sum(memory_bytes(p) for p in procs)
             self.peak_rss = max(self.peak_rss, rss)
             self.peak_processes = max(self.peak_processes, len(procs))
+            # A fork bomb held at the process cap by RLIMIT_NPROC spins every one of its processes on a refused
+            # fork(): honest code never sits near the cap, so a few seconds there end the run.
+            near_cap = len(procs) >= 0.9 * self.limits.processes
+            at_cap_since = (at_cap_since or time.monotonic()) if near_cap else None
             if rss > self.limits.memory_bytes:
                 self.reason = (f"memory cap exceeded: the submission's processes used "
                                f"{rss / GiB:.1f} GiB (cap {self.limits.memory_bytes / GiB:g} GiB)")
             elif len(procs) > self.limits.processes + 3:  # bwrap, its init and setpriv's parent are not the student's
                 self.reason = f"process cap exceeded: {len(procs)} processes (cap {self.limits.processes})"
+            elif at_cap_since is not None and time.monotonic() - at_cap_since > 3:
+                self.reason = (f"process cap reached and held for 3 s: {len(procs)} processes "
+                               f"(cap {self.limits.processes}; a fork bomb?)")
             elif time.monotonic() > self.deadline:
                 self.reason = f"wall time exceeded ({self.limits.wall_seconds:g} s for the whole submission)"
             if self.reason:

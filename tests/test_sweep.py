@@ -1,0 +1,64 @@
+"""Every hidden test gives the reference full marks for 100 seeds, and a do-nothing answer scores 0 (issue 18, item 6).
+
+``python -m course.grading sweep CHAPTER`` runs the reference notebook's code once, in one process, then every
+probe twice per seed through the real wire format, and every verdict; then each do-nothing mutant
+(``KIND = "do-nothing"``) in place of its solution, for 10 seeds: it must lose every grade cell it names.
+No notebook is executed per seed, so 100 seeds cost seconds to a minute or two per chapter. The seeds are
+drawn as grading draws them (a keyed hash per student).
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from conftest import CHAPTERS, REPO
+from course.grading import nbgrader_io, sweep
+
+
+@pytest.mark.parametrize("chapter", [pytest.param(ch, marks=pytest.mark.xdist_group(f"sweep-{ch}")) for ch in CHAPTERS])
+def test_the_reference_scores_full_marks_for_100_seeds_and_do_nothing_scores_zero(chapter):
+    proc = subprocess.run([sys.executable, "-m", "course.grading", "sweep", chapter, "--seeds", "100"], cwd=REPO,
+                          env=nbgrader_io.env(), capture_output=True, text=True, timeout=1800)
+    print(proc.stdout[-4000:])
+    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-3000:]
+    assert "0 problem(s)" in proc.stdout
+    assert "do-nothing" in proc.stdout, "every exercise has a do-nothing mutant (tests/test_hygiene.py)"
+
+
+def test_sweep_seeds_are_spread_and_repeatable():
+    seeds = sweep.sweep_seeds(100)
+    assert len(set(seeds)) == 100 and seeds == sweep.sweep_seeds(100)
+    assert all(1 <= s < 2 ** 31 for s in seeds)
+
+
+def test_the_sweep_catches_seed_luck_and_a_do_nothing_answer_that_passes(tmp_path):
+    """On the toy chapter: a verdict that fails for some seeds, and a do-nothing mutant that a verdict lets pass."""
+    import toycourse
+
+    course = toycourse.make(tmp_path / "course")
+    judge = course / "source" / toycourse.CHAPTER / "judge.py"
+    judge.write_text(judge.read_text().replace(
+        'C.check_equal(got["visible"], ref["visible"], "count_positive([-1, 2, 3])")',
+        'C.check_equal(got["visible"], ref["visible"], "count_positive([-1, 2, 3])")\n'
+        '    C.check_true(ref["cases"][0] != 0, "an unlucky seed: no positive element")'))
+    d = course / "tests" / "mutants" / toycourse.CHAPTER
+    d.mkdir(parents=True)
+    (d / "lazy_scale.py").write_text('"""Returns the input."""\nCELL = "scale"\nKIND = "do-nothing"\n'
+                                     'FAILS = ["test_scale"]\nSOURCE = """\ndef scale(x, k):\n    return x\n"""\n')
+    (d / "lazy_count.py").write_text('"""Returns zero."""\nCELL = "count_positive"\nKIND = "do-nothing"\n'
+                                     'FAILS = ["test_count_positive", "test_scale"]\nSOURCE = """\ndef count_positive(t):\n'
+                                     '    return 2\n"""\n')
+    code = ("import sys; from pathlib import Path; from course.grading import sweep; "
+            f"r = sweep.run('{toycourse.CHAPTER}', Path({str(course)!r}), sweep.sweep_seeds(60), donothing_seeds=10); "
+            "print('\\n'.join(r.problems)); print('DONOTHING', r.donothing)")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=course, env=nbgrader_io.env(), capture_output=True,
+                          text=True, timeout=600)
+    out = proc.stdout
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "an unlucky seed" in out and "the reference loses test_count_positive" in out  # 3 elements > 0: ~1 in 8
+    # a "do-nothing" answer that a grade cell lets through is reported (here FAILS claims test_scale, which a
+    # wrong count_positive cannot lose); one that loses what it names is counted
+    assert "the do-nothing answer lazy_count passes test_scale" in out
+    assert "lazy_scale passes" not in out and "'lazy_scale': 10" in out
