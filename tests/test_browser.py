@@ -267,7 +267,7 @@ def test_a_widget_reruns_when_moved(page, student, course):
 
 def test_a_wrong_answer_shows_the_short_tutor_message(page, student, course):
     """Chapter 1 with a real student mistake typed in (sgd_step that never clears .grad)."""
-    from course.grading import planner
+    from course.grading import known as planner
     wrong = next(v for v in planner.load_variants("01_dynamic_graphs", "mutant", REPO)
                  if v.cell == "sgd_step" and "test_sgd_step_no_accumulation" in v.fails)
 
@@ -463,7 +463,7 @@ def test_the_landing_page_lists_the_chapters_and_progress(page, student, course)
 
 
 def test_instructor_formgrader_lists_chapters_and_the_demo_class(browser, course):
-    from course.grading import planner
+    from course.grading import known as planner
     status = planner.demo(course, only=["01_dynamic_graphs"])
     assert status == 0, "the demo class did not grade as expected"
     server = Server("instructor", course, gradebook=".demo/gradebook.db")
@@ -482,9 +482,17 @@ def test_instructor_formgrader_lists_chapters_and_the_demo_class(browser, course
         text = page.locator("body").inner_text()
         page.screenshot(path=str(SHOTS / "formgrader-submissions.png"))
         assert "demo-full-marks" in text and "demo-empty" in text
+        assert "None, None" not in text, "Formgrader shows students without a name as 'None, None'"
         context.close()
     finally:
         server.stop()
+    # The README's feedback step, as written, after `make grade` (`make feedback GRADEBOOK=.demo/gradebook.db`).
+    from course.grading import nbgrader_io
+    fb = nbgrader_io.run(["generate_feedback", "01_dynamic_graphs", "--force"], course,
+                         extra_env={"COURSE_GRADEBOOK_URL": nbgrader_io.sqlite(course / ".demo" / "gradebook.db")},
+                         check=False)
+    assert fb.returncode == 0, fb.stdout[-2000:] + fb.stderr[-3000:]
+    assert (course / "feedback" / "demo-full-marks" / "01_dynamic_graphs" / "01_dynamic_graphs.html").is_file()
     log = server.log.read_text()
     assert "not serializable" not in log and "not absolute" not in log
 
