@@ -104,14 +104,13 @@ release: setup
 # ---- A class on one machine: JupyterHub (make hub) -----------------------------------------------------------
 # Owned by the class-infrastructure work (course/grading/hub.py, tests/test_hub.py). `make system` (and so
 # `make test`) runs hub-system: configurable-http-proxy from npm into .venv/bin (Node.js and npm from Debian
-# when missing), and JupyterHub from PyPI until its pin is in pyproject.toml. Nothing fails here: a missing
+# when missing; JupyterHub itself is pinned in pyproject.toml's `class` extra). Nothing fails here: a missing
 # piece is reported, `make hub` then stops with the reason and tests/test_hub.py skips with it.
 #   sudo make hub INSTRUCTOR=alice STUDENTS="bob carol" [HUB_ARGS="--port 8000 --exchange DIR --state DIR"]
 # runs JupyterHub for those local Unix users on 127.0.0.1:8000 (PAM log-in: their own passwords), the course
 # being this folder, which must belong to INSTRUCTOR.
 CHP_VERSION ?= 5.3.0
 CHP_VERSION_OLD_NODE ?= 4.6.3
-JUPYTERHUB_VERSION ?= 6.1.1
 INSTRUCTOR ?=
 STUDENTS ?=
 HUB_ARGS ?=
@@ -123,9 +122,6 @@ hub-system: setup
 	   if [ "$$(id -u)" = 0 ]; then echo "installing: nodejs npm"; apt-get update -qq >/dev/null && \
 	     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null; \
 	   else echo "WARNING: the hub needs Node.js and npm (apt-get install nodejs npm)"; fi; fi
-	@$(BIN)/python -c 'import jupyterhub' 2>/dev/null || \
-	  $(BIN)/python -m pip install --quiet --disable-pip-version-check jupyterhub==$(JUPYTERHUB_VERSION) || \
-	  echo "WARNING: could not install jupyterhub==$(JUPYTERHUB_VERSION)"
 	@if command -v npm >/dev/null; then \
 	   want=$(CHP_VERSION); node -e 'process.exit(+process.versions.node.split(".")[0] >= 20 ? 0 : 1)' || want=$(CHP_VERSION_OLD_NODE); \
 	   test "$$($(BIN)/configurable-http-proxy --version 2>/dev/null)" = "$$want" || \
