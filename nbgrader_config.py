@@ -44,7 +44,7 @@ c.Execute.startup_timeout = 120
 c.Exchange.path_includes_course = True
 # The local exchange behind the Assignments tab (`make lab`, `make instructor` create it
 # and release the chapters into it). JupyterHub deployments set their own.
-c.Exchange.root = os.path.join(HERE, ".exchange")
+c.Exchange.root = os.environ.get("COURSE_EXCHANGE") or os.path.join(HERE, ".exchange")
 
 # Grading goes through the judge (course/grading/preprocessors.py): each submission runs in a
 # sandbox, and every grade cell is decided outside the student's kernel against references

@@ -341,6 +341,7 @@ def grade_class(root: Path, chapters: list[str], jobs: int | None = None, force:
     out = ClassResult()
     tasks: list[dict] = []
     t0 = time.perf_counter()
+    _check_gradebook(db_url, chapters)
     for chapter in chapters:
         release_nb = next((root / "release" / chapter).glob("*.ipynb"))
         course_key = references.cache_key(chapter, root, 0, load(chapter, root))
@@ -408,6 +409,23 @@ def grade_class(root: Path, chapters: list[str], jobs: int | None = None, force:
     if feedback:
         write_feedback(root, out, chapters, show_tests)
     return out
+
+
+class GradebookNotReady(RuntimeError):
+    """The gradebook does not know a chapter yet (it was never generated with it)."""
+
+
+def _check_gradebook(db_url: str, chapters: list[str]) -> None:
+    from nbgrader.api import Gradebook, MissingEntry
+
+    with Gradebook(db_url) as gb:
+        for chapter in chapters:
+            try:
+                gb.find_notebook(chapter, chapter)
+            except MissingEntry:
+                raise GradebookNotReady(
+                    f"the gradebook ({one_line(db_url, 120)}) does not know {chapter} yet: generate it first "
+                    f"(`nbgrader generate_assignment {chapter}`, `make release`, or Formgrader's Generate)") from None
 
 
 def _record(root: Path, chapter: str, students: list[str], ref_file: Path, db_url: str, key: int,

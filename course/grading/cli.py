@@ -113,9 +113,13 @@ def _grade(args, chapters: list[str], only: list[str] | None) -> int:
         classgrade.collect_zip(root, chapters[0], args.zip, args.zip_regexp)
     db_url = args.db_url or (nbgrader_io.sqlite(args.db) if args.db else None)
     lim = limits(root, memory_gib=args.memory_gib, wall_seconds=args.wall_seconds)
-    result = classgrade.grade_class(root, chapters, args.jobs or None, args.force, db_url, args.seed, lim,
-                                    args.feedback, args.show_tests, progress=not args.no_progress,
-                                    dask=args.dask, only=only)
+    try:
+        result = classgrade.grade_class(root, chapters, args.jobs or None, args.force, db_url, args.seed, lim,
+                                        args.feedback, args.show_tests, progress=not args.no_progress,
+                                        dask=args.dask, only=only)
+    except classgrade.GradebookNotReady as err:
+        print(f"cannot grade: {err}", file=sys.stderr)
+        return 2
     print(classgrade.class_table(result, chapters))
     print(classgrade.summary_line(result))
     for line in classgrade.problems_text(result):
