@@ -41,9 +41,8 @@ from course.grading.config import Limits
 from course.grading.sandbox import Inotify, Sandbox, Watchdog, descendants, detect, kill_tree
 from course.grading.records import WorkerResult, grade_id
 from course.grading.text import one_line
+from nbgrader.preprocessors import ClearHiddenTests
 from nbgrader.utils import is_grade, is_locked, is_solution
-
-_HIDDEN = re.compile(r"^\s*###\s*BEGIN HIDDEN TESTS\s*$.*?^\s*###\s*END HIDDEN TESTS\s*$\n?", re.M | re.S)
 
 DECOY_TEXT = ("This is a decoy. While a submission is graded, the course's solutions, hidden tests and "
               "gradebook are not in the sandbox. Reading this file is reported to the instructor.\n")
@@ -59,8 +58,11 @@ class ProbeCode:
 
 
 def strip_hidden_tests(source: str) -> str:
-    """Remove ``### BEGIN/END HIDDEN TESTS`` regions (what the release keeps of a test cell)."""
-    return _HIDDEN.sub("", source)
+    """Remove ``### BEGIN/END HIDDEN TESTS`` regions: what the release keeps of a test cell (nbgrader's own
+    ``ClearHiddenTests``, which ``generate_assignment`` runs)."""
+    cell = nbformat.v4.new_code_cell(source)
+    ClearHiddenTests(enforce_metadata=False)._remove_hidden_test_region(cell)
+    return cell.source
 
 
 class SandboxedKernelManager(AsyncKernelManager):
