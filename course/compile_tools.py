@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 __all__ = ["TraceEvent", "CompileRecord", "read_trace", "compile_records", "trace_table", "run_traced",
-           "tlparse_path", "run_tlparse", "timed_compile", "compiled_events"]
+           "tlparse_path", "run_tlparse", "timed_compile", "compiled_events", "fastest_step", "compiled_color"]
 
 
 # --- the structured trace (TORCH_TRACE) ---------------------------------------------------------------
@@ -274,3 +274,40 @@ def compiled_events(trace: Any) -> dict[str, list[str]]:
         if name not in out[key]:
             out[key].append(name)
     return out
+
+
+def fastest_step(trace: Any) -> Any:
+    """The part of a :class:`course.profiling.Trace` inside its fastest ``step N`` range, as a new ``Trace``.
+
+    On a busy machine one profiled step can be stalled by other processes; its fastest step shows the structure
+    without the stall. Times in the new trace start at that step. Raises ``ValueError`` if the trace has no steps.
+    """
+    from course.profiling import Trace
+
+    steps = trace.steps()
+    if not steps:
+        raise ValueError("the trace has no 'step N' ranges (profile it with course.profiling.profile_steps)")
+    best = min(steps, key=lambda o: o.dur)
+    events = trace.raw.get("traceEvents", [])
+    complete = [e for e in events if e.get("ph") == "X" and "dur" in e and isinstance(e.get("tid"), int)]
+    t0 = min(e["ts"] for e in complete)
+    lo, hi = t0 + best.start, t0 + best.end
+    kept = [e for e in complete if e["ts"] >= lo - 1e-3 and e["ts"] + e["dur"] <= hi + 1e-3]
+    return Trace.from_chrome({"traceEvents": kept})
+
+
+def compiled_color(op: Any) -> str:
+    """A timeline colour for compiled code: the step grey, Dynamo's region purple, the compiled graph blue, Inductor's
+    kernels red, ATen ops orange, anything else light blue."""
+    name = op.name
+    if name.startswith("step "):
+        return "lightgrey"
+    if name.startswith("Torch-Compiled Region") or name.startswith("TorchDynamo"):
+        return "tab:purple"
+    if name.startswith("## Call CompiledFxGraph"):
+        return "tab:blue"
+    if "cpp_fused" in name or name.startswith(("triton_", "graph_")):
+        return "tab:red"
+    if name.startswith("aten::"):
+        return "tab:orange"
+    return "lightsteelblue"

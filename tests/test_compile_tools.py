@@ -143,3 +143,25 @@ def test_compiled_events_sorts_a_profile():
     out = ct.compiled_events(Trace.from_chrome(raw))
     assert out == {"regions": ["Torch-Compiled Region: 0/0"], "graphs": ["## Call CompiledFxGraph abc ##"],
                    "kernels": ["graph_0_cpp_fused_relu_0"], "aten": ["aten::mm"]}
+
+
+def test_fastest_step_and_colours():
+    from course.profiling import Trace
+
+    def ev(name, ts, dur, cat="cpu_op"):
+        return {"ph": "X", "name": name, "ts": ts, "dur": dur, "tid": 1, "cat": cat}
+
+    raw = {"traceEvents": [
+        ev("step 0", 0, 500, "user_annotation"), ev("aten::mm", 10, 400),
+        ev("step 1", 600, 50, "user_annotation"), ev("Torch-Compiled Region: 0/0", 605, 40, "user_annotation"),
+        ev("graph_0_cpp_fused_relu_0", 610, 10),
+    ]}
+    one = ct.fastest_step(Trace.from_chrome(raw))
+    assert [o.name for o in sorted(one.ops, key=lambda o: o.start)] == ["step 1", "Torch-Compiled Region: 0/0",
+                                                                        "graph_0_cpp_fused_relu_0"]
+    assert min(o.start for o in one.ops) == 0
+    colours = {o.name: ct.compiled_color(o) for o in one.ops}
+    assert colours == {"step 1": "lightgrey", "Torch-Compiled Region: 0/0": "tab:purple",
+                       "graph_0_cpp_fused_relu_0": "tab:red"}
+    with pytest.raises(ValueError):
+        ct.fastest_step(Trace.from_chrome({"traceEvents": [ev("aten::mm", 0, 5)]}))

@@ -1,0 +1,12 @@
+"""Computes in float32 and casts back: for float16 logits the float32 mean is not postprocess's (float16) threshold."""
+KIND = "edge-case"
+CELL = "postprocess_fixed"
+FAILS = ["test_postprocess_values"]
+SOURCE = '''
+def postprocess_fixed(logits: torch.Tensor) -> torch.Tensor:
+    """Same values as postprocess(logits), traceable by Dynamo as one graph (no print, no .item(), no NumPy)."""
+    x = logits.float()
+    keep = x > x.mean()
+    scores = torch.where(x > 0, x * x, 0.5 * x)
+    return torch.where(keep, scores, torch.zeros_like(scores)).to(logits.dtype)
+'''
