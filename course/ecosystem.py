@@ -13,6 +13,13 @@
   demos; :func:`lightning_checkpoint` writes a real Lightning checkpoint.
 * :func:`quiet_lightning` hides Lightning's banners and advice warnings,
   filtered by message so that warnings about your code still show.
+* :class:`LocalMixup` is timm's batch Mixup/CutMix on its own ``torch.Generator``
+  (never the global RNGs; :func:`global_rng_fingerprint` checks that).
+* :func:`step_cost` and :func:`run_steps` measure Lightning's overhead per step,
+  feature by feature (:data:`OVERHEAD_CONFIGS`).
+* :func:`save_local_weights` writes "downloaded" weights for the offline
+  fine-tuning capstone; :func:`capture_transformers_log` collects transformers'
+  load report.
 """
 from __future__ import annotations
 
