@@ -91,7 +91,7 @@ class IntakeReport:
             out.append("notebook refused")
         if "symbolic link" in text:
             out.append("links dropped")
-        if "not a regular file" in text:
+        if any(k in text for k in ("a named pipe", "a socket", "a character device", "a block device")):
             out.append("special files dropped")
         if "cap" in text:
             out.append("over the intake caps")

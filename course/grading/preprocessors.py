@@ -142,8 +142,10 @@ def report_for(chapter: str, student: str, nb, result: WorkerResult, verdicts: d
                   seconds=round(result.seconds, 2), restarts=result.restarts,
                   reference_seconds=round(result.reference_seconds, 2),
                   peak_memory_gib=round(result.peak_memory / 2 ** 30, 2),
-                  judge_peak_mib=round(max(result.judge_peak_memory,
-                                           resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024) / 2 ** 20, 1),
+                  # the grading process that ran the submission and read its results (grade-class's worker phase;
+                  # this process when a plain nbgrader autograde ran it here)
+                  judge_peak_mib=round((result.judge_peak_memory or
+                                        resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024) / 2 ** 20, 1),
                   graded_at=time.strftime("%Y-%m-%d %H:%M:%S"))
 
 
