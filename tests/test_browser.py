@@ -251,7 +251,8 @@ def truncated_copy(course, chapter: str, name: str, keep_through, edit=None) -> 
 
 def test_a_widget_reruns_when_moved(page, student, course):
     path = truncated_copy(course, "01_dynamic_graphs", "widget.ipynb",
-                          lambda c: c["cell_type"] == "code" and ".observe(" in "".join(c["source"]))
+                          lambda c: c["cell_type"] == "code" and any(k in "".join(c["source"])
+                                                                     for k in (".observe(", "live_view(")))
     open_notebook(page, student, path)
     menu(page, "Run", "Run All Cells")
     wait_until_done(page, course / "my_work" / path)
@@ -275,7 +276,7 @@ def test_a_wrong_answer_shows_the_short_tutor_message(page, student, course):
     """Chapter 1 with a real student mistake typed in (sgd_step that never clears .grad)."""
     from course.grading import known as planner
     wrong = next(v for v in planner.load_variants("01_dynamic_graphs", "mutant", REPO)
-                 if v.cell == "sgd_step" and "test_sgd_step_no_accumulation" in v.fails)
+                 if v.cell == "sgd_step" and "test_sgd_step_no_accumulation" in v.fails and v.klass == "graph")
 
     def type_in(c):
         if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "sgd_step":
