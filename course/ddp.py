@@ -55,7 +55,7 @@ import torch.nn.parallel  # noqa: F401
 __all__ = ["free_port", "start_method", "launch", "SourceFunction", "call_on_shards",
            "bn_demo_worker", "rank_info_worker", "accumulation_cases_worker", "syncbn_cuda_worker", "sampler_worker", "syncbn_facts_worker",
            "counting_comm_hook", "accumulation_demo_worker", "unused_params_worker", "accumulation_worker",
-           "accumulation_model", "GatherBatchNorm2d", "step_model", "profiled_step_worker", "logged_train_worker",
+           "accumulation_model", "GatherBatchNorm2d", "step_model", "profiled_step_worker", "logged_train_worker", "logged_steps_worker",
            "torchrun_main", "hang_worker", "monitored_barrier_worker", "short_error", "fsdp_worker", "fsdp_reference_model",
            "loopback_ifname"]
 
@@ -724,8 +724,10 @@ def profiled_step_worker(rank: int, world_size: int, samples: list, steps: int =
         opt.step()
         seen["loss"] = loss.item()
 
-    with quiet_stderr():  # the allocator's "unknown size" warnings, one per block freed while profiling
-        trace = profile_steps(step, steps=steps, warmup=1, memory=memory)
+    # cuda=False: a forked rank must not touch CUDA (the notebook may have initialised it before forking);
+    # quiet_stderr: the allocator's "unknown size" warnings, one per block freed while profiling.
+    with quiet_stderr():
+        trace = profile_steps(step, steps=steps, warmup=1, memory=memory, cuda=False)
     if sync_bn:  # the statistics GatherBatchNorm2d normalised with: the global batch's
         gathered = [torch.empty_like(seen["batch_mean"]) for _ in range(world_size)]
         import torch.distributed as dist
@@ -769,13 +771,45 @@ def logged_train_worker(rank: int, world_size: int, fn: Callable, cases: list, s
             box["result"] = fn(ddp, batches, opt, log_every)
 
         with quiet_stderr():
-            trace = profile_steps(call, steps=1, warmup=0)
+            trace = profile_steps(call, steps=1, warmup=0, cuda=False)
         where = collectives(trace)[0]
         out.append({"result": box.get("result"), "params": [p.detach().clone() for p in model.parameters()],
                     "ddp_allreduces": len(hook.calls), "extra": sum(where["outside"].values()),
                     "outside": dict(where["outside"]), "in_ddp": dict(where["forward"] + where["backward"]),
                     **({"raw": trace.raw} if keep_trace else {})})
     return out
+
+
+def logged_steps_worker(rank: int, world_size: int, fn: Callable, batches_per_rank: list, lr: float = 0.3,
+                        seed: int = 0) -> dict:
+    """Worker: profile a logging training loop one training step per ``step N`` range; return the raw trace.
+
+    Calls ``fn(ddp_model, [batch], optimizer, 1)`` once per batch of ``batches_per_rank[rank]`` (a one-step
+    call that logs once): the first call is the warm-up (outside the profiler, where DDP also rebuilds its
+    buckets), the others are profiled, so :func:`course.traces.step_phases` and
+    :func:`course.traces.collectives` read one training step per row. Model: :func:`accumulation_model`
+    (``seed``) in ``DDP``, SGD(``lr``). Returns ``raw`` and ``logged`` (what the calls returned).
+    """
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    from course.profiling import profile_steps
+    from course.traces import quiet_stderr
+
+    batches = batches_per_rank[rank]
+    model = accumulation_model(seed, d_in=batches[0][0].shape[1])
+    ddp = DDP(model)
+    opt = torch.optim.SGD(ddp.parameters(), lr=lr)
+    logged: list = []
+    position = {"i": 0}
+
+    def step() -> None:
+        batch = batches[position["i"] % len(batches)]
+        position["i"] += 1
+        logged.append(fn(ddp, [batch], opt, 1))
+
+    with quiet_stderr():
+        trace = profile_steps(step, steps=len(batches) - 1, warmup=1, cuda=False)
+    return {"rank": rank, "raw": trace.raw, "logged": logged}
 
 
 def torchrun_main(argv: list[str] | None = None) -> None:
@@ -958,7 +992,7 @@ def fsdp_worker(rank: int, world_size: int, checkpoint_dir: str, width: int = 16
         opt.step()
 
     with quiet_stderr():
-        trace = profile_steps(step, steps=1, warmup=0)
+        trace = profile_steps(step, steps=1, warmup=0, cuda=False)
     where = collectives(trace)[0]
     out = {"rank": rank, "param_type": type(model[0].weight).__name__,
            "shapes": {n: (tuple(p.shape), tuple(p.to_local().shape)) for n, p in model.named_parameters()},

@@ -423,3 +423,18 @@ def test_short_error_drops_tensor_options_and_whitespace():
     assert "TensorOptions" not in out and "TensorShape=[3], TensorDtypes=Float)" in out
     assert "\n" not in out and out.endswith("shapes: 3vs 4")
     assert len(P.short_error(RuntimeError("x" * 1000), limit=50)) == 50
+
+
+def test_logged_steps_worker_profiles_one_training_step_per_range():
+    from course import traces as T
+    from course.profiling import Trace
+
+    g = torch.Generator().manual_seed(1)
+    batches = [[(torch.randn(3, 6, generator=g, dtype=torch.float64), torch.randint(0, 3, (3,), generator=g))
+                for _ in range(4)] for _ in range(2)]
+    out = P.launch(P.logged_steps_worker, world_size=2, args=(_logged, batches), timeout=90)
+    tr = Trace.from_chrome(out[0]["raw"])
+    assert len(tr.steps()) == 3 and len(out[0]["logged"]) == 4
+    for row in T.collectives(tr):      # per step: DDP's gradient all-reduce, and the loop's own two
+        assert row["backward"]["allreduce"] == 1
+        assert row["outside"] == {"allreduce": 1, "barrier": 1}
