@@ -30,8 +30,12 @@ def timer_seconds(fn: Callable[[], object], min_run_time: float = 0.05, num_thre
     ``blocked_autorange`` picks how many calls go in one timed block, runs
     blocks for at least ``min_run_time`` seconds and returns the median block
     time divided by the calls per block. Like Timer itself, it runs torch on
-    ``num_threads`` threads (default 1), so numbers compare across runs and
-    machines and do not depend on how busy the other cores are.
+    ``num_threads`` threads (default 1), so a number does not depend on how
+    many cores the machine has or how torch splits the op between them. It
+    still depends on the CPU (a core's speed, its vector units and caches)
+    and on what else runs on the machine: another program on the same core,
+    caches it shares and the clock frequency all change it. Compare numbers
+    taken together, on one machine, and keep the best of a few rounds.
     """
     m = Timer("fn()", globals={"fn": fn}, num_threads=int(num_threads)).blocked_autorange(min_run_time=min_run_time)
     return float(m.median)

@@ -8,8 +8,9 @@
   between ops, the autograd engine, and each op up to that floor) and *work*
   (what the ``aten::`` ops took beyond the floor: arithmetic and memory traffic
   that grow with the data). Work below half the step means overhead-bound.
-* :func:`one_step`, :func:`plot_breakdown` and :func:`plot_timelines` draw it; :func:`gpu_busy` reads a GPU
-  trace's kernel lane (how much of the time the GPU had work).
+* :func:`one_step`, :func:`step_table`, :func:`plot_breakdown` and :func:`plot_timelines` show it (the
+  fastest step alone); :func:`gpu_busy` reads a GPU trace's kernel lane (how much of the time the GPU had work).
+* :class:`one_thread` runs a block of code with torch on one thread, as ``Timer`` does.
 * :func:`op_counts` lists the ops one call dispatches (the ``aten::`` names the
   profiler shows, without the profiler's cost), and :func:`host_syncs` picks
   out those that read a value back to Python: on a GPU, each one waits for
@@ -32,8 +33,11 @@ from course.profiling import Op, Trace, profile_steps
 #: Names (as :func:`op_counts` reports them) of the operations that need a value on the host. On a GPU each one
 #: makes Python wait until the device has computed that value: ``.item()``, ``int(t)``, ``float(t)``, ``bool(t)``
 #: (``aten::_local_scalar_dense``), ops whose output size depends on the data (``nonzero``, ``masked_select``,
-#: indexing with a boolean mask), writing through a boolean mask (``x[mask] = 0``, which finds the true entries
-#: first), and copies to Python or NumPy (``tolist``, ``numpy``).
+#: reading through a boolean mask, ``x[mask]``), writing a tensor of values through a boolean mask
+#: (``x[mask] = t``, which finds the true entries first with ``nonzero``), and copies to Python or NumPy
+#: (``tolist``, ``numpy``). Writing a *number* through a mask (``x[mask] = 0``) is not one of them: ATen turns it
+#: into ``masked_fill_``, which reads nothing back (:func:`op_counts` lists it as
+#: ``aten::index_put (boolean mask, one value: masked_fill_)``).
 HOST_SYNC_OPS = ("aten::_local_scalar_dense", "aten::nonzero", "aten::masked_select", "aten::index (boolean mask)",
                  "aten::index_put (boolean mask)", "Tensor.tolist", "Tensor.numpy")
 
@@ -129,7 +133,37 @@ def step_breakdown(trace: Trace, floor_us: float, index: int | None = None) -> d
         by_name[o.name] = by_name.get(o.name, 0.0) + t
     top = sorted(by_name.items(), key=lambda kv: -kv[1])[:5]
     return {"step_us": wall, "ops": len(aten), "python_us": python, "work_us": work, "fixed_us": wall - work,
-            "work_share": work / wall if wall else 0.0, "top": top}
+            "work_share": work / wall if wall else 0.0, "top": top, "self_us": by_name}
+
+
+def step_table(trace: Trace, rows: int = 10, index: int | None = None) -> str:
+    """A text table of one profiled step (default: the fastest), one row per ``aten::`` op name, most self time first:
+    calls, self time (ms) and its share of the step's wall time.
+
+    The profiler's own ``key_averages().table()`` sums every profiled step, including any that another program
+    slowed down; this one reads a single step, the same one :func:`step_breakdown` splits.
+    """
+    step = one_step(trace, index)
+    wall = max((o.dur for o in step.ops if o.depth == 0), default=0.0)
+    calls: Counter = Counter()
+    self_us: dict[str, float] = {}
+    for o, t in self_times(step.ops):
+        if o.name.startswith("aten::"):
+            calls[o.name] += 1
+            self_us[o.name] = self_us.get(o.name, 0.0) + t
+    order = sorted(self_us, key=lambda n: -self_us[n])
+    other = f"({len(order) - rows} other op names)"
+    width = max([len("the whole step (wall time)"), len(other)] + [len(n) for n in order[:rows]])
+    lines = [f"{'op':<{width}} {'calls':>6} {'self ms':>9} {'% of step':>10}"]
+    for name in order[:rows]:
+        share = 100 * self_us[name] / wall if wall else 0.0
+        lines.append(f"{name:<{width}} {calls[name]:>6} {self_us[name] / 1e3:>9.3f} {share:>9.1f}%")
+    rest = sum(self_us[n] for n in order[rows:])
+    if len(order) > rows:
+        lines.append(f"{other:<{width}} {sum(calls[n] for n in order[rows:]):>6} "
+                     f"{rest / 1e3:>9.3f} {100 * rest / wall if wall else 0.0:>9.1f}%")
+    lines.append(f"{'the whole step (wall time)':<{width}} {'':>6} {wall / 1e3:>9.3f} {100.0:>9.1f}%")
+    return "\n".join(lines)
 
 
 def plot_breakdown(breakdowns: dict[str, dict], title: str = "Where one training step's time goes"):
@@ -162,15 +196,37 @@ def plot_breakdown(breakdowns: dict[str, dict], title: str = "Where one training
     return fig
 
 
-def plot_timelines(traces: dict[str, Trace], max_depth: int = 3):
-    """The fastest step of each trace as a Gantt chart, one panel per configuration; return the figure."""
+def plot_timelines(traces: dict[str, Trace], max_depth: int = 3, label_share: float = 0.12):
+    """The fastest step of each trace as a Gantt chart, one panel per configuration; return the figure.
+
+    Only ops longer than ``label_share`` of their step are labelled, so that labels do not run into each other.
+    """
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(len(traces), 1, figsize=(10, 2.3 * len(traces) + 0.6), squeeze=False)
     for ax, (name, trace) in zip(axes[:, 0], traces.items()):
-        one_step(trace).timeline(title=name, max_depth=max_depth, ax=ax)
+        step = one_step(trace)
+        span = max((o.end for o in step.ops), default=0.0) - min((o.start for o in step.ops), default=0.0)
+        step.timeline(title=name, max_depth=max_depth, ax=ax, label_us=label_share * span)
     fig.tight_layout()
     return fig
+
+
+class one_thread:
+    """``with one_thread(): ...`` runs torch on one thread inside the block (as ``Timer`` does) and restores the
+    previous number of threads afterwards, also when the block raises.
+
+    On a busy machine a second thread waits for a free core, and an op split over two threads then takes as
+    long as the slower half: one thread keeps the measurement from depending on how many cores are free.
+    """
+
+    def __enter__(self) -> "one_thread":
+        self.saved = torch.get_num_threads()
+        torch.set_num_threads(1)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        torch.set_num_threads(self.saved)
 
 
 class _Counting(torch.utils._python_dispatch.TorchDispatchMode):
@@ -182,20 +238,39 @@ class _Counting(torch.utils._python_dispatch.TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         name = "aten::" + func.overloadpacket.__name__
-        if name in ("aten::index", "aten::index_put", "aten::index_put_") and any(
-                isinstance(i, torch.Tensor) and i.dtype in (torch.bool, torch.uint8)
-                for i in (args[1] if len(args) > 1 else ()) or ()):
-            name = name.rstrip("_") + " (boolean mask)"
+        if name in ("aten::index", "aten::index_put", "aten::index_put_"):
+            index = (args[1] if len(args) > 1 else ()) or ()
+            masks = [i for i in index if isinstance(i, torch.Tensor) and i.dtype in (torch.bool, torch.uint8)]
+            if masks:
+                name = name.rstrip("_") + " (boolean mask)"
+                if name == "aten::index_put (boolean mask)" and _becomes_masked_fill(args, kwargs or {}, index, masks):
+                    name = MASKED_FILL_WRITE
         self.counts[name] += 1
         return func(*args, **(kwargs or {}))
+
+
+#: How :func:`op_counts` lists ``x[mask] = number``: ATen runs it as ``masked_fill_`` (no host read).
+MASKED_FILL_WRITE = "aten::index_put (boolean mask, one value: masked_fill_)"
+
+
+def _becomes_masked_fill(args: tuple, kwargs: dict, index, masks: list) -> bool:
+    """True when ATen's ``index_put_`` takes its ``masked_fill_`` shortcut (``canDispatchToMaskedFill``): one
+    value, on the CPU (a Python number always is), no accumulation, and one mask on the tensor's device as the only
+    tensor index. Otherwise it finds the mask's true entries first (``nonzero``): on a GPU, a sync."""
+    value = args[2] if len(args) > 2 else kwargs.get("values")
+    accumulate = args[3] if len(args) > 3 else kwargs.get("accumulate", False)
+    return (isinstance(value, torch.Tensor) and value.numel() == 1 and value.device.type == "cpu"
+            and not accumulate and sum(i is not None for i in index) == 1 and masks[0].device == args[0].device)
 
 
 def op_counts(fn: Callable, *args, **kwargs) -> Counter:
     """Call ``fn(*args, **kwargs)`` once and return a Counter of the ops it ran: ``{"aten::mul": 2, ...}``.
 
     The names are those of the profiler's ``aten::`` events (ops that a composite op such as ``linear`` calls are
-    listed instead of it); indexing with a boolean mask is listed as ``aten::index (boolean mask)`` and writing
-    through one (``x[mask] = v``) as ``aten::index_put (boolean mask)``. ``Tensor.tolist`` and ``Tensor.numpy`` calls, which read data without an op, are
+    listed instead of it); reading through a boolean mask (``x[mask]``) is listed as ``aten::index (boolean
+    mask)``; writing a tensor of values through one (``x[mask] = t``) as ``aten::index_put (boolean mask)``, and
+    writing one number through one (``x[mask] = 0``, which ATen runs as ``masked_fill_``) as
+    :data:`MASKED_FILL_WRITE`. ``Tensor.tolist`` and ``Tensor.numpy`` calls, which read data without an op, are
     counted too. Only the call itself is counted, not a later ``backward()``.
     """
     counts: Counter = Counter()

@@ -143,13 +143,17 @@ def summary(chapter: str, folder: str | Path = ".", save: bool = True) -> None:
         return
     rows = status(json.loads(path.read_text()))
     total = sum(r["points"] for r in rows)
+    # the points are printed in their own column: drop a title's "(N points)"; never cut a title mid-word silently
+    titles = [re.sub(r"\s*\(\s*[\d.]+\s+points?\s*\)\s*$", "", str(r["title"])) for r in rows]
+    width = min(90, max([len(t) for t in titles] + [20]))
+    titles = [t if len(t) <= width else t[:width - 1] + "\u2026" for t in titles]
     print(f"Progress in {chapter}: visible tests you have run in this session")
-    for r in rows:
+    for r, title in zip(rows, titles):
         mark = "done" if r["passed"] == r["tests"] else "to do" if r["failed"] == 0 else "failing"
-        print(f"  {r['title'][:60]:<60} {r['passed']}/{r['tests']} passing  ({r['points']:g} points)  {mark}")
+        print(f"  {title:<{width}} {r['passed']}/{r['tests']} passing  ({r['points']:g} points)  {mark}")
         if r["first_failure"]:
             print(f"      first failure: {r['first_failure']}")
-    print(f"  {'':<60} {total:g} points in all. The grader also runs hidden tests on inputs you have not seen.")
+    print(f"  {'':<{width}} {total:g} points in all. The grader also runs hidden tests on inputs you have not seen.")
     if save:
         d = folder / ".progress"
         try:

@@ -80,6 +80,9 @@ def test_plots_return_figures():
     assert len(fig.axes) == 1 and len(fig.axes[0].patches) == 6
     fig = ep.plot_timelines({"a": trace, "b": trace})
     assert len(fig.axes) == 2 and fig.axes[0].get_title() == "a"
+    labels = len(fig.axes[0].texts)
+    assert 0 < labels <= len(ep.plot_timelines({"a": trace}, label_share=0.01).axes[0].texts)
+    assert b["self_us"]["aten::addmm"] > 0 and set(dict(b["top"])) <= set(b["self_us"])
 
 
 def test_op_counts_names_ops_and_host_reads():
@@ -122,16 +125,65 @@ def test_gpu_busy_reads_the_kernel_lane():
     assert ep.gpu_busy(_trace(ops[:1])) == 0.0
 
 
-def test_op_counts_flags_writes_through_a_boolean_mask():
+def test_op_counts_tells_a_masked_number_from_a_masked_tensor():
     x, keep = torch.randn(3, 4), torch.tensor([True, False, True])
 
     def zero_masked(t):
         t = t.clone()
-        t[~keep] = 0                   # on a GPU this finds the true entries first: a sync
+        t[~keep] = 0                   # one number: ATen runs masked_fill_, nothing is read back
         return t.add_(1)
     counts = ep.op_counts(zero_masked, x)
-    assert counts["aten::add_"] == 1 and ep.host_syncs(counts) == {"aten::index_put (boolean mask)": 1}
+    assert counts["aten::add_"] == 1 and counts[ep.MASKED_FILL_WRITE] == 1 and ep.host_syncs(counts) == {}
+
+    def write_rows(t):
+        t = t.clone()
+        t[keep] = torch.zeros(2, 4)    # a tensor of values: the true entries are found first (nonzero)
+        return t
+    assert ep.host_syncs(ep.op_counts(write_rows, x)) == {"aten::index_put (boolean mask)": 1}
+
+    def accumulate(t):
+        t = t.clone()
+        t.index_put_((keep,), torch.tensor(1.0), accumulate=True)    # accumulate takes the general path
+        return t
+    assert ep.host_syncs(ep.op_counts(accumulate, x)) == {"aten::index_put (boolean mask)": 1}
     assert ep.host_syncs(ep.op_counts(lambda: x.masked_fill(~keep[:, None], 0))) == {}
+
+
+def test_masked_number_write_runs_masked_fill_without_nonzero():
+    """What op_counts claims, checked in the profiler: masked_fill_ and no nonzero for a number, nonzero for rows."""
+    x, keep = torch.randn(3, 4), torch.tensor([True, False, True])
+
+    def names(fn):
+        with torch.profiler.profile() as prof:
+            fn()
+        return {e.name for e in prof.events()}
+    number = names(lambda: x.clone().__setitem__(~keep, 0))
+    rows = names(lambda: x.clone().__setitem__(keep, torch.zeros(2, 4)))
+    assert "aten::masked_fill_" in number and "aten::nonzero" not in number
+    assert "aten::nonzero" in rows
+
+
+def test_one_thread_sets_and_restores_the_thread_count():
+    before = torch.get_num_threads()
+    with ep.one_thread():
+        assert torch.get_num_threads() == 1
+    assert torch.get_num_threads() == before
+    with pytest.raises(ValueError):
+        with ep.one_thread():
+            raise ValueError("x")
+    assert torch.get_num_threads() == before
+
+
+def test_step_table_reads_the_fastest_step_only():
+    ops = [Op("step 0", "user_annotation", 0, 100, 1, 0), Op("aten::mm", "cpu_op", 10, 80, 1, 1),
+           Op("step 1", "user_annotation", 200, 40, 1, 0), Op("aten::mm", "cpu_op", 205, 20, 1, 1),
+           Op("aten::add", "cpu_op", 226, 4, 1, 1), Op("aten::add", "cpu_op", 231, 4, 1, 1)]
+    table = ep.step_table(_trace(ops), rows=1).splitlines()
+    assert table[1].split() == ["aten::mm", "1", "0.020", "50.0%"]           # step 1 (40 us), not step 0
+    assert table[2].split()[-3:] == ["2", "0.008", "20.0%"]                    # the other op name: two adds
+    assert table[-1].split()[-2:] == ["0.040", "100.0%"]
+    trace = profile_steps(ep.mlp_train_step(8, 16), steps=2, warmup=1)
+    assert "aten::addmm" in ep.step_table(trace, rows=20)
 
 
 def test_fastest_us_keeps_the_fastest_call():

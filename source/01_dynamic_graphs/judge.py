@@ -56,7 +56,10 @@ def expect_ok(result, what, hint=None):
 #                                                                             one row, float64)
 #   gradients flow through every application, to the params and to x ...... test_adaptive_depth_gradients
 #   the block is a registered submodule .................................... test_adaptive_depth_module
-#   every call starts afresh (same input -> same result) ................... test_adaptive_depth_module
+#   every call starts afresh (same input -> same result) ................... test_adaptive_depth_module (also
+#                                                                             after calls that hit max_steps)
+#   near tol, rounding may stop either way (relative 1e-4) ................ test_adaptive_depth_values,
+#                                                                             _data_dependent (the window)
 
 @judge.probe("test_adaptive_depth_values")
 def probe_adaptive_values(seed):
@@ -320,8 +323,12 @@ def probe_adaptive_module(seed):
     submodule = any(m is block for m in net.modules())
     repeated = [net(x) for x in xs] + [net(xs[0])]
     fresh = [AdaptiveDepthNet(block, tol=1e-4, max_steps=40)(x) for x in xs]
+    # calls that end at max_steps without converging, then the same input again: a counter kept on self (reset
+    # only when the loop converges) would start the second call at max_steps and run the block 0 times
+    capped = AdaptiveDepthNet(block, tol=1e-9, max_steps=3)
+    capped_calls = [attempt(lambda: capped(xs[1])) for _ in range(3)]
     return {"visible": (vis_registered, vis_first, vis_second), "registered": registered, "submodule": submodule,
-            "repeated": repeated, "fresh": fresh}
+            "repeated": repeated, "fresh": fresh, "capped": capped_calls}
 
 
 @probe_adaptive_module.verdict
@@ -345,6 +352,15 @@ def _(got, ref):
         C.check_true(n == rn, f"call {i + 1} of the same net took {n} steps; expected {rn}",
                      hint="stop after the first application whose change is below tol")
         C.check_close(h, rh, name=f"h on call {i + 1}", rtol=1e-5, atol=1e-6)
+    for i, (g, r) in enumerate(zip(got["capped"], ref["capped"])):
+        where = f"call {i + 1} of one net with max_steps=3 on the same input (none converges)"
+        h, n = check_pair(expect_ok(g, where), where)
+        rh, rn = expect_ok(r, "reference")
+        C.check_true(n == rn, f"{where}: steps={n}; expected {rn}, as on the first call",
+                     hint="every call starts afresh: a counter kept on self must be reset at the start of forward, "
+                          "not only when the loop converges (better: keep it a local variable)")
+        C.check_close(h, rh, name=f"h on {where}", rtol=1e-5, atol=1e-6,
+                      hint="every call starts afresh: the block must run again on each call")
 
 
 # --- Exercise 1.2 · sgd_step -------------------------------------------------------------------------
@@ -651,29 +667,37 @@ def _(got, ref):
 #   x (B, T, D) float32/float64, lengths int64 in 1..T, w (D,) ............ test_pooled_scores_values (float32
 #                                                                           and float64, B = 1, lengths 1 and T)
 #   shape (B,), x's dtype, equal to pooled_scores_loop whatever the
-#   padding holds ......................................................... test_pooled_scores_values (padding:
+#   padding holds, small or huge .......................................... test_pooled_scores_values (padding:
 #                                                                           100 in the visible case, random
-#                                                                           values in the hidden ones)
+#                                                                           values, 1e8 in float32 and -1e30 in
+#                                                                           float64 in the hidden ones)
 #   gradients w.r.t. x and w equal the loop's, zero on the padding ......... test_pooled_scores_gradients (float64)
 #   no Python loop over the samples: the same number of ops for every B ... test_pooled_scores_batched (B = 1, 5,
 #                                                                           16, T = 8; counted by a dispatch mode)
 #   nothing read back to Python, no op whose size depends on values ....... test_pooled_scores_batched
 #                                                                           (_local_scalar_dense, nonzero,
-#                                                                           masked_select, boolean-mask index
-#                                                                           and index_put, tolist, numpy)
-#   B = 0 returns an empty tensor of shape (0,) ............................ test_pooled_scores_edge_cases
+#                                                                           masked_select, boolean-mask index,
+#                                                                           index_put of a tensor of several
+#                                                                           values, tolist, numpy); a number
+#                                                                           written through a mask into a new
+#                                                                           tensor is allowed (alternative
+#                                                                           pooled_clone_masked_write)
+#   a loop over T or D is not forbidden ................................... (nothing to test: the op count is
+#                                                                           compared across B at one T and D)
+#   B = 0 returns an empty tensor of shape (0,) in x's dtype ............... test_pooled_scores_edge_cases
+#                                                                           (float32 and float64)
 #   x, lengths and w left unchanged ........................................ test_pooled_scores_edge_cases
 #   each call stands alone (nothing kept between calls) .................... test_pooled_scores_edge_cases (two
 #                                                                           batches of one shape, other lengths)
 # Every verdict also compares the scores with the reference's.
 
 @judge.shared
-def pooled_case(batch, steps, dim, dtype, seed, lengths=None):
-    """A padded batch with random lengths (or the given ones) whose padding holds random values."""
+def pooled_case(batch, steps, dim, dtype, seed, lengths=None, pad=None):
+    """A padded batch with random lengths (or the given ones) whose padding holds random values (or ``pad``)."""
     gen = torch.Generator().manual_seed(seed)
     if lengths is None:
         lengths = torch.randint(1, steps + 1, (batch,), generator=gen)
-    x, lengths, w = padded_batch(lengths, steps, dim, dtype=dtype, pad=None, seed=seed)
+    x, lengths, w = padded_batch(lengths, steps, dim, dtype=dtype, pad=pad, seed=seed)
     return x, lengths, w
 
 
@@ -690,8 +714,17 @@ def counted_call(fn):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             name = func.overloadpacket.__name__
             index = args[1] if name in ("index", "index_put", "index_put_") and len(args) > 1 else ()
-            if any(isinstance(i, torch.Tensor) and i.dtype in (torch.bool, torch.uint8) for i in index or ()):
+            masks = [i for i in index or () if isinstance(i, torch.Tensor) and i.dtype in (torch.bool, torch.uint8)]
+            if masks:
                 name = name.rstrip("_") + " (boolean mask)"
+                # y[mask] = number: ATen turns it into masked_fill_ (no nonzero, nothing read back) when the value
+                # is one element on the CPU and the mask is the only tensor index (canDispatchToMaskedFill)
+                value = args[2] if len(args) > 2 else (kwargs or {}).get("values")
+                accumulate = args[3] if len(args) > 3 else (kwargs or {}).get("accumulate", False)
+                if (name.startswith("index_put") and isinstance(value, torch.Tensor) and value.numel() == 1
+                        and value.device.type == "cpu" and not accumulate
+                        and sum(i is not None for i in index) == 1 and masks[0].device == args[0].device):
+                    name = "index_put (boolean mask, one value: masked_fill_)"
             counts[name] += 1
             return func(*args, **(kwargs or {}))
 
@@ -737,14 +770,18 @@ PADDING_HINT = ("average only each sample's first lengths[i] time steps: the pad
 def probe_pooled_values(seed):
     x, lengths, w = padded_batch([5, 2, 3], 5, 4)
     out = {"visible": attempt(lambda: pooled_scores(x, lengths, w)), "cases": []}
-    specs = [(1, 1, 3, torch.float32), (5, 7, 4, torch.float64), (8, 3, 6, torch.float32), (6, 9, 2, torch.float64)]
-    for i, (b, t, d, dtype) in enumerate(specs):
+    specs = [(1, 1, 3, torch.float32, None), (5, 7, 4, torch.float64, None), (8, 3, 6, torch.float32, None),
+             (6, 9, 2, torch.float64, None), (4, 6, 3, torch.float32, 1e8), (3, 5, 4, torch.float64, -1e30)]
+    for i, (b, t, d, dtype, pad) in enumerate(specs):
         if i == 2:                                       # every sample full length: no padding at all
             x, lengths, w = pooled_case(b, t, d, dtype, seed + i, lengths=torch.full((b,), t))
-        else:
-            x, lengths, w = pooled_case(b, t, d, dtype, seed + i)
+        else:                                            # huge padding: summing it and subtracting it again
+            x, lengths, w = pooled_case(b, t, d, dtype, seed + i, pad=pad)     # loses the real values to rounding
             lengths[0] = 1                               # the shortest possible sample
-        out["cases"].append({"where": f"B={b}, T={t}, D={d}, {str(dtype).replace('torch.', '')}",
+            if b > 1:
+                lengths[-1] = max(1, t // 2)             # and one with padding after it
+        kind = "random values" if pad is None else f"{pad:g}"
+        out["cases"].append({"where": f"B={b}, T={t}, D={d}, {str(dtype).replace('torch.', '')}, padding {kind}",
                              "got": attempt(lambda: pooled_scores(x, lengths, w))})
     return out
 
@@ -817,7 +854,8 @@ def _(got, ref):
     loop_hint = ("no Python loop over the samples: compare every time index with every length at once "
                  "(broadcasting), so that one set of ops handles the whole batch")
     sync_hint = ("read nothing back to Python (.item(), int(t), .tolist(), .numpy(), lengths.max() used as a "
-                 "slice bound) and avoid boolean-mask indexing: multiply by a 0/1 mask instead")
+                 "slice bound), do not read through a boolean mask (x[mask]) or write a tensor through one: multiply "
+                 "by a 0/1 mask, or use torch.where or masked_fill, instead")
     (r2, n2, s2), (r8, n8, s8) = got["visible"]
     with visible():
         check_scores(r8, expect_ok(ref["visible"][1][0], "reference"), "a batch of 8", PADDING_HINT)
@@ -885,7 +923,8 @@ def _(got, ref):
 #   a module registered under two names appears once, first name .......... test_record_activations_repeated
 #   values are output.shape (torch.Size) of tensor outputs ................ test_record_activations_shapes
 #   non-tensor outputs (LSTM's tuple) and modules that never run left out . test_record_activations_shapes
-#   a submodule that runs more than once keeps its last shape ............. test_record_activations_repeated
+#   a submodule that runs more than once keeps the shape of its last call
+#   that returned a tensor (a later tuple changes nothing) ................ test_record_activations_repeated
 #   every hook removed, also when forward raises .......................... test_record_activations_cleanup
 #   the exception reaches the caller unchanged ............................ test_record_activations_cleanup
 #   hooks that were there before stay ..................................... test_record_activations_cleanup
@@ -975,14 +1014,31 @@ def probe_record_repeated(seed):
             y = self.dec(self.act(self.enc(x)))
             return self.also_enc(y[:1])                      # its last call sees one row
 
+    class Split(nn.Module):
+        """Returns a tensor for a wide input and a tuple (two halves) for a narrow one."""
+        def forward(self, x):
+            return x[..., :2] if x.shape[-1] > 2 else (x[..., :1], x[..., 1:])
+
+    class Mixed(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.split = Split()
+            self.lin = nn.Linear(2, 2)
+
+        def forward(self, x):
+            first = self.split(x)                            # a tensor: shape (n, 2)
+            halves = self.split(self.lin(first))             # a tuple: its last call returns no tensor
+            return halves[0]
+
     gen = torch.Generator().manual_seed(seed)
     pool = nn.MaxPool1d(2)
     length = 8 * (2 + seed % 3)
     xs = (torch.randn(1, 2, 8, generator=gen), torch.randn(2, 2, length, generator=gen),
-          torch.randn(3 + seed % 4, 5, generator=gen))
+          torch.randn(3 + seed % 4, 5, generator=gen), torch.randn(2 + seed % 3, 6, generator=gen))
     return {"visible": attempt(lambda: record_activations(nn.Sequential(pool, nn.Identity(), pool), xs[0])),
             "pyramid": attempt(lambda: record_activations(Pyramid(), xs[1])),
-            "tied": attempt(lambda: record_activations(Tied(), xs[2]))}
+            "tied": attempt(lambda: record_activations(Tied(), xs[2])),
+            "mixed": attempt(lambda: record_activations(Mixed(), xs[3]))}
 
 
 @probe_record_repeated.verdict
@@ -995,6 +1051,10 @@ def _(got, ref):
     C.check_equal(expect_ok(got["tied"], "record_activations on a model with a module registered twice"),
                   ref["tied"][1], "shapes for a module registered under two names ('enc' and 'also_enc')",
                   hint="model.named_modules() lists a shared module once, under its first name; keep its last shape")
+    C.check_equal(expect_ok(got["mixed"], "record_activations on a module that returns a tensor, then a tuple"),
+                  ref["mixed"][1], "shapes when a module's last call returns a tuple",
+                  hint="keep the shape of the last call that returned a tensor: a later call that returns something "
+                       "else changes nothing")
 
 
 @judge.probe("test_record_activations_cleanup")
