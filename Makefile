@@ -8,6 +8,8 @@
 #   make grade       instructor demo: regenerate release/, grade a demo class (progress, cost said first)
 #   make release     regenerate release/ from source/ (after editing a source notebook)
 #   make publish DEST=../pytorch-internals-student   the student repository (no solution, no hidden test)
+#   make sweep       every hidden test on the reference for 100 seeds, every chapter (the test run samples 25)
+#   make check       every mutant group, alternative and attack of every chapter graded end to end
 #   make bench       time the chapters and class grading (stock nbgrader vs the judge, and their scores)
 SHELL := /bin/bash
 ifndef PYTHON
@@ -32,7 +34,7 @@ DEST ?=
 # Debian packages the tests need: the sandbox, the browser for the browser tests, a PostgreSQL server.
 SYSTEM_PACKAGES := bubblewrap chromium postgresql
 
-.PHONY: setup system lab instructor test grade release autograde grade-class bench feedback publish
+.PHONY: setup system lab instructor test grade release autograde grade-class bench feedback publish sweep check
 
 setup: $(STAMP)
 
@@ -94,6 +96,14 @@ feedback: setup
 publish: setup
 	@test -n "$(DEST)" || { echo 'usage: make publish DEST=../pytorch-internals-student'; exit 2; }
 	$(BIN)/python -m course.grading publish "$(DEST)" $(if $(FORCE),--force,)
+
+# The full proofs the test run samples: every hidden test on the reference for 100 seeds (and do-nothing answers for
+# 10), and every group of mutants and alternatives graded end to end (a sandboxed notebook each) with the attacks.
+SEEDS ?= 100
+sweep: setup
+	@set -o pipefail; for ch in $(CHAPTERS); do $(BIN)/python -m course.grading sweep $$ch --seeds $(SEEDS) | tail -n 3 || exit 1; done
+check: setup system
+	$(BIN)/python -m course.grading check $(CHAPTERS) --attacks
 
 bench: setup system
 	$(BIN)/python benchmarks/bench.py

@@ -35,13 +35,18 @@ SEED = 20261202
 GRADING_BUDGET = {ch: 60 for ch in CHAPTERS}   # seconds on 2 cores: one submission, judged (reference included)
 STUDENT_BUDGET = {ch: 120 for ch in CHAPTERS}  # seconds on 2 cores: the student's notebook top to bottom
 TRIPWIRE = 4
+# Groups of mutants and of alternatives graded end to end (a sandboxed notebook each, through nbgrader); every
+# variant is also checked in one process through the same probes and verdicts (test_every_variant_...). The
+# whole end-to-end check of every group is `python -m course.grading check CHAPTER --attacks`.
+END_TO_END_DEPTH = 1
+VARIANT_SEEDS = 2
 
 _JUDGE: dict[str, grading.Graded] = {}
 
 
 def judged(chapter: str, tmp_path_factory) -> grading.Graded:
     if chapter not in _JUDGE:
-        subs = grading.plan(chapter, attacks=True)
+        subs = grading.plan(chapter, attacks=True, depth=END_TO_END_DEPTH)
         g = grading.grade(chapter, subs, workdir=tmp_path_factory.mktemp(f"judge-{chapter}"), seed=SEED)
         _JUDGE[chapter] = g
         print(f"\n[{chapter}] judge on worker {os.environ.get('PYTEST_XDIST_WORKER', 'main')}: "
@@ -103,6 +108,15 @@ def test_untouched_release_scores_zero(chapter, tmp_path_factory):
     g = judged(chapter, tmp_path_factory)
     assert "empty" in g.scores, "autograde did not grade the untouched release"
     assert sum(v[0] for v in g.scores["empty"].values()) == 0, g.scores["empty"]
+    # What a new student gets from Run All on the untouched release: every code cell runs, and only the cells
+    # tagged raises-exception (the tests of unsolved exercises) fail.
+    nb = grading.read(next((g.course / "autograded" / "empty" / chapter).glob("*.ipynb")))
+    code = [c for c in nb.cells if c.cell_type == "code" and c.source.strip()]
+    assert not [i for i, c in enumerate(code) if c.get("execution_count") is None], "cells never ran"
+    unexpected = [f"{o.get('ename')}: {o.get('evalue', '')[:120]}" for c in code
+                  for o in c.get("outputs", []) if o.get("output_type") == "error"
+                  and "raises-exception" not in c.metadata.get("tags", [])]
+    assert not unexpected, f"errors outside the test cells of the untouched release: {unexpected}"
 
 
 @pytest.mark.parametrize("chapter", group("grade"))
@@ -112,6 +126,23 @@ def test_mutants_lose_exactly_their_points(chapter, tmp_path_factory):
     assert subs, f"{chapter} has no mutants"
     bad = grading.problems(g, subs)
     assert not bad, "\n".join(bad)
+
+
+@pytest.mark.parametrize("chapter", group("variants"))
+def test_every_variant_loses_exactly_its_cells_through_the_judges_verdicts(chapter):
+    """Every mutant (and alternative) in place of the reference, in one process, each probe and verdict of the
+    chapter for two seeds: a mutant loses exactly the cells of its FAILS, an alternative none."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "course.grading", "variants", chapter, "--seeds", str(VARIANT_SEEDS)],
+                          cwd=REPO, env=nbgrader_io.env(), capture_output=True, text=True, timeout=3600)
+    print(proc.stdout[-3000:])
+    assert proc.returncode == 0, "\n".join(line for line in proc.stdout.splitlines() if "PROBLEM" in line)[-6000:] \
+        + proc.stderr[-2000:]
+    n_mutants = len(grading.load_variants(chapter, "mutant"))
+    assert n_mutants and f"{chapter}: {n_mutants + len(grading.load_variants(chapter, 'alternative'))} variants" \
+        in proc.stdout
 
 
 @pytest.mark.parametrize("chapter", group("grade"))

@@ -345,7 +345,11 @@ def test_no_secret_reaches_anything_the_student_or_the_instructor_reads(hostile_
     # the probe's source read from the caller's frame: never in the graded notebook (display updates and prints
     # during probes are dropped), and in a message only as a few hundred characters
     graded = (c["course"] / "autograded" / "display-update" / CH / f"{CH}.ipynb").read_text()
-    assert "LEAKED" not in graded and "placeholder" in graded
+    # the visible test's own call (the student's code, not a probe) may update the display, but it finds no probe
+    # frame there: only the probes' calls could steal a source, and their updates and prints are dropped
+    assert "placeholder" in graded or "'LEAKED '" in graded
+    leaked = re.findall(r"LEAKED[^\\\n\"]*", graded)
+    assert set(leaked) <= {"LEAKED ", "LEAKED-PRINT", "LEAKED '", "LEAKED-PRINT []"}, f"a probe's source reached the graded notebook: {leaked[:3]}"
     leak = c["reports"]["exception-leak"]["cells"]["test_count_positive"]["message"]
     assert len(leak) < 1600 and leak.count("LEAKED") <= 1
     assert judge.count("\n") > 10

@@ -7,6 +7,7 @@ Grading
 Authoring
   check CHAPTER...           grade the known answers (reference, release, mutants, alternatives, attacks)
   sweep CHAPTER              every hidden test on the reference for 100 seeds, in one process
+  variants CHAPTER           every mutant and alternative through the judge's verdicts, in one process
   run CHAPTER...             execute a chapter as a student (or ``--grading``) and print its time
   release [CHAPTER...]       regenerate release/ from source/ (``make release``)
 Class
@@ -68,6 +69,12 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--seeds", type=int, default=100)
     s.add_argument("--donothing-seeds", type=int, default=10)
     s.add_argument("--once", action="store_true", help="run each probe once per seed (no determinism check)")
+    s.add_argument("--twice-seeds", type=int, default=None,
+                   help="run each probe twice (the determinism check) for the first N seeds only (default: all)")
+    va = sub.add_parser("variants", help="every mutant and alternative through the judge's verdicts, in one process")
+    va.add_argument("chapter")
+    va.add_argument("--seeds", type=int, default=2)
+    va.add_argument("--only", action="append", help="only these variants (by file name, without .py)")
     r = sub.add_parser("run", help="execute chapters top to bottom and print their wall time")
     r.add_argument("assignments", nargs="*")
     r.add_argument("--grading", action="store_true", help="set NBGRADER_EXECUTION=autograde")
@@ -170,7 +177,10 @@ def main(argv: list[str] | None = None) -> int:
         return _check(args)
     if args.command == "sweep":
         from course.grading import sweep
-        return sweep.main_args(args.chapter, args.seeds, args.donothing_seeds, args.once)
+        return sweep.main_args(args.chapter, args.seeds, args.donothing_seeds, args.once, twice_seeds=args.twice_seeds)
+    if args.command == "variants":
+        from course.grading import sweep
+        return sweep.variants_main(args.chapter, args.seeds, args.only)
     if args.command == "run":
         from course.grading import known
         for name in args.assignments or known.chapters():

@@ -223,7 +223,8 @@ def _groups(variants: list[Variant]) -> list[list[Variant]]:
     return [[vs[i] for vs in by_cell.values() if i < len(vs)] for i in range(depth)]
 
 
-def plan(assignment: str, root: Path = REPO, tamper: bool = True, attacks: bool = False) -> list[Submission]:
+def plan(assignment: str, root: Path = REPO, tamper: bool = True, attacks: bool = False,
+         depth: int | None = None) -> list[Submission]:
     """Return the submissions that prove a chapter's grading.
 
     ``solution`` (full marks), ``empty`` (the release as is: zero), one
@@ -231,6 +232,9 @@ def plan(assignment: str, root: Path = REPO, tamper: bool = True, attacks: bool 
     mutant's FAILS must lose its points, every other graded cell keeps them),
     ``alternatives-N`` (full marks) and ``tamper`` (the first mutant of each
     exercise behind :data:`TAMPER_PRELUDE`: its FAILS cells must still fail).
+    ``depth`` keeps only the first ``depth`` groups of mutants and of
+    alternatives (the test suite grades one group end to end and checks every
+    variant in one process: ``python -m course.grading variants``).
     """
     source = read(notebook_path(assignment, root))
     sols = solution_cells(source)
@@ -244,11 +248,11 @@ def plan(assignment: str, root: Path = REPO, tamper: bool = True, attacks: bool 
         unknown = set(v.fails) - graded
         if unknown:
             raise ValueError(f"{v.kind} {v.name}: FAILS names unknown grade cells {sorted(unknown)}")
-    for i, group in enumerate(_groups(mutants), 1):
+    for i, group in enumerate(_groups(mutants)[:depth], 1):
         subs.append(Submission(f"mutants-{i}", {v.cell: v.source for v in group},
                                must_fail={c for v in group for c in v.fails},
                                variants=[v.name for v in group]))
-    for i, group in enumerate(_groups(alternatives), 1):
+    for i, group in enumerate(_groups(alternatives)[:depth], 1):
         subs.append(Submission(f"alternatives-{i}", {v.cell: v.source for v in group},
                                variants=[v.name for v in group]))
     if tamper and mutants:

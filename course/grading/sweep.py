@@ -22,6 +22,8 @@ so they cover the whole range a course installation can produce.
 """
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import statistics
 import sys
@@ -83,7 +85,7 @@ def _one(probe_code, seed: int, namespace: dict) -> tuple[dict, float]:
         return {"ok": False, "error": str(err)}, elapsed
 
 
-def run(chapter: str, root: Path, seeds: list[int], donothing_seeds: int = 10, twice: bool = True,
+def run(chapter: str, root: Path, seeds: list[int], donothing_seeds: int = 10, twice: bool | int = True,
         log=print) -> SweepReport:
     """Sweep ``chapter`` (see the module docstring); return the report. Runs the notebook's code in this process."""
     from IPython.core.interactiveshell import InteractiveShell
@@ -115,6 +117,7 @@ def run(chapter: str, root: Path, seeds: list[int], donothing_seeds: int = 10, t
     report.setup_seconds = time.perf_counter() - t0
     namespace = shell.user_ns
     codes = judge.codes()
+    twice_seeds = len(seeds) if twice is True else int(twice)  # the determinism check: the first seeds only
     for n, seed in enumerate(seeds, 1):
         for code in codes:
             ref, dt = _one(code, seed, namespace)
@@ -124,7 +127,7 @@ def run(chapter: str, root: Path, seeds: list[int], donothing_seeds: int = 10, t
                                        f"{ref.get('error')} {ref.get('where', '')}".strip())
                 continue
             got = ref
-            if twice:
+            if n <= twice_seeds:
                 got, dt = _one(code, seed, namespace)
                 report.timings[code.test].append(dt)
             try:
@@ -134,7 +137,7 @@ def run(chapter: str, root: Path, seeds: list[int], donothing_seeds: int = 10, t
                 continue
             if not v.passed:
                 report.problems.append(f"seed {seed}: the reference loses {code.test}"
-                                       f"{' (a second run disagrees with the first)' if twice else ''}: "
+                                       f"{' (a second run disagrees with the first)' if n <= twice_seeds else ''}: "
                                        f"{v.message.splitlines()[0][:300]}")
         if n % 10 == 0:
             log(f"  {chapter}: {n}/{len(seeds)} seeds, {len(report.problems)} problem(s)")
@@ -163,17 +166,138 @@ def run(chapter: str, root: Path, seeds: list[int], donothing_seeds: int = 10, t
     return report
 
 
+@dataclass
+class VariantReport:
+    """What :func:`variants` found: ``problems`` (empty: every mutant lost exactly its cells, every alternative
+    kept them all), and per variant the grade cells it lost."""
+
+    chapter: str
+    seeds: list[int]
+    problems: list[str] = field(default_factory=list)
+    lost: dict[str, list[str]] = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+def _fresh_namespace(shell, cells, replace: dict[str, str]) -> tuple[dict, list[str]]:
+    """Run the reference's setup and solution cells in a clean namespace, ``replace`` {grade_id: source} swapped in.
+    A cell that raises does not stop the others (nbgrader executes with errors allowed): its error is returned."""
+    shell.reset(new_session=False)
+    errors = []
+    for index, cell_id, source in cells:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            result = shell.run_cell(replace.get(cell_id, source), store_history=False, silent=True)
+        err = result.error_before_exec or result.error_in_exec
+        if err is not None:
+            errors.append(f"cell {cell_id or index}: {type(err).__name__}: {str(err)[:200]}")
+    return shell.user_ns, errors
+
+
+def variants(chapter: str, root: Path, seeds: list[int], names: list[str] | None = None, log=print,
+             extra: list | None = None) -> VariantReport:
+    """Every mutant and alternative of ``chapter`` through the judge's probes and verdicts, in this process.
+
+    For each variant, the reference notebook's setup and solution cells run again in a clean namespace with the
+    variant's cell in place of the reference's (so an exercise that calls another one sees the variant, as in a
+    notebook), then every probe of the chapter runs for each seed and its verdict is decided against the
+    reference's record for that seed, through the real wire format. A mutant must fail every grade cell of its
+    ``FAILS`` for every seed and pass every other one; an alternative must pass them all. This is the grading
+    logic of :mod:`course.grading.known`'s end-to-end check without a sandboxed notebook per submission (our own
+    variants are trusted code), so every mutant can be checked in a test run that must stay short.
+    """
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from course.grading.known import load_variants
+    from course.grading.references import reference_notebook, source_notebook
+
+    root = Path(root).resolve()
+    t0 = time.perf_counter()
+    report = VariantReport(chapter=chapter, seeds=list(seeds))
+    judge = load(chapter, root)
+    os.environ["NBGRADER_EXECUTION"] = "autograde"
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    work = Path(tempfile.mkdtemp(prefix=f"variants-{chapter}-"))
+    for item in source_notebook(chapter, root).parent.iterdir():
+        if item.is_file() and item.suffix != ".ipynb" and item.name != "judge.py":
+            (work / item.name).write_bytes(item.read_bytes())
+    os.chdir(work)
+    nb = reference_notebook(chapter, root)
+    cells = [(i, c.metadata.get("nbgrader", {}).get("grade_id", ""), c.source) for i, c in enumerate(nb.cells)
+             if c.cell_type == "code" and (is_solution(c) or (is_locked(c) and not is_grade(c)))]
+    graded = [c.metadata["nbgrader"]["grade_id"] for c in nb.cells if is_grade(c)]
+    shell = InteractiveShell.instance()
+    shell.enable_gui = lambda gui=None: None
+    shell.showtraceback = lambda *a, **k: None
+    namespace, errors = _fresh_namespace(shell, cells, {})
+    if errors:
+        report.problems.append(f"the reference does not run: {errors[0]}")
+        return report
+    namespace = dict(namespace)  # the shell's namespace is cleared for each variant
+    codes = {c.test: c for c in judge.codes()}
+    untested = sorted(set(graded) - set(codes))
+    refs = {(seed, test): _one(code, seed, namespace)[0] for seed in seeds for test, code in codes.items()}
+    for (seed, test), ref in refs.items():
+        if not ref.get("ok"):
+            report.problems.append(f"seed {seed}: the reference fails the probe of {test}: {ref.get('error')}")
+    chosen = [v for v in load_variants(chapter, "mutant", root) + load_variants(chapter, "alternative", root)
+              if names is None or v.name in names] + list(extra or [])
+    for v in chosen:
+        lost = set()
+        for seed in seeds:  # as a grading does: a fresh kernel per submission, one seed, every probe in order
+            ns, errors = _fresh_namespace(shell, cells, {v.cell: v.source})
+            if errors and v.kind == "alternative":
+                report.problems.append(f"alternative {v.name} does not run: {errors[0]}")
+            for test, code in codes.items():
+                got, _ = _one(code, seed, ns)
+                try:
+                    passed = decide(judge.probes[test], got, refs[(seed, test)]).passed
+                except Exception:  # noqa: BLE001 - a verdict that cannot decide: the cell fails
+                    passed = False
+                if not passed:
+                    lost.add(test)
+                elif test in v.fails and v.kind == "mutant":
+                    report.problems.append(f"seed {seed}: mutant {v.name} keeps the points of {test}")
+        lost = sorted(lost)
+        report.lost[v.name] = list(lost)
+        if v.kind not in ("mutant", "alternative"):  # an answer under study (tools/blind.py): only what it lost
+            continue
+        unexpected = sorted(set(lost) - set(v.fails))
+        if unexpected:
+            report.problems.append(f"{v.kind} {v.name} loses {unexpected}, which it should keep")
+        missing = sorted(set(v.fails) - set(lost) - set(untested))
+        if missing and not any(v.name in p and "keeps the points" in p for p in report.problems):
+            report.problems.append(f"mutant {v.name} keeps the points of {missing}")
+    report.seconds = time.perf_counter() - t0
+    log(f"{chapter}: {len(chosen)} variants x {len(seeds)} seed(s) in {report.seconds:.1f} s, "
+        f"{len(report.problems)} problem(s)")
+    return report
+
+
 def main_args(chapter: str, seeds: int = 100, donothing_seeds: int = 10, once: bool = False,
-              root: Path | None = None) -> int:
+              root: Path | None = None, twice_seeds: int | None = None) -> int:
     """``python -m course.grading sweep CHAPTER``: print the timings and every problem; exit 1 if any."""
     root = root or Path(__file__).resolve().parents[2]
     t0 = time.perf_counter()
-    report = run(chapter, root, sweep_seeds(seeds), donothing_seeds, twice=not once)
+    report = run(chapter, root, sweep_seeds(seeds), donothing_seeds,
+                 twice=False if once else (True if twice_seeds is None else twice_seeds))
     print(report.table())
     for name, n in report.donothing.items():
         print(f"do-nothing {name}: lost {n} grade-cell checks")
     for line in report.problems:
         print("PROBLEM:", line)
     print(f"{chapter}: sweep of {seeds} seeds in {time.perf_counter() - t0:.1f} s, {len(report.problems)} problem(s)")
+    sys.stdout.flush()
+    return 1 if report.problems else 0
+
+
+def variants_main(chapter: str, seeds: int = 2, only: list[str] | None = None, root: Path | None = None) -> int:
+    """``python -m course.grading variants CHAPTER``: what each variant lost, and every problem; exit 1 if any."""
+    root = root or Path(__file__).resolve().parents[2]
+    report = variants(chapter, root, sweep_seeds(seeds, key=b"variants"), names=only)
+    for name, lost in report.lost.items():
+        print(f"{name:<40} lost {', '.join(lost) or 'nothing'}")
+    for line in report.problems:
+        print("PROBLEM:", line)
+    print(f"{chapter}: {len(report.lost)} variants in {report.seconds:.1f} s, {len(report.problems)} problem(s)")
     sys.stdout.flush()
     return 1 if report.problems else 0
