@@ -73,6 +73,8 @@ def _nullcontext():
 #   no weights -> all ones; no mask -> all True ............................... test_weighted_mean_eager
 #   any rank (1-D, 2-D, 3-D), float64 and bfloat16 keep their dtype .......... test_weighted_mean_eager,
 #                                                                                test_weighted_mean_scripted
+#   result shape x.shape[:-1], size-1 leading dims kept ((1, 5) -> (1,)) ..... test_weighted_mean_eager
+#   the caller's weights tensor is not modified (no in-place rescaling) ...... test_weighted_mean_eager
 #   script_weighted_mean returns a scripted (not traced) module ............... test_weighted_mean_scripted
 #   it accepts calls with and without a mask (schema `Tensor? mask=None`) ..... test_weighted_mean_scripted
 #   weights set / replaced / cleared on the scripted module, created with or
@@ -107,9 +109,9 @@ def judge_weighted_visible():
 @judge.probe("test_weighted_mean_eager")
 def probe_weighted_eager(seed):
     vx, vw, vm = judge_weighted_visible()
-    cases = judge_weighted_cases(seed, [(5, 7), (2, 3, 9), (4, 1), (6,), (3, 5), (4, 6)],
+    cases = judge_weighted_cases(seed, [(5, 7), (2, 3, 9), (4, 1), (6,), (3, 5), (4, 6), (1, 5), (3, 1, 4)],
                                  [torch.float32, torch.float32, torch.float32, torch.float32, torch.float64,
-                                  torch.bfloat16])
+                                  torch.bfloat16, torch.float32, torch.float64])
     vis = [judge_attempt(lambda: WeightedMean()(vx)), judge_attempt(lambda: WeightedMean(vw)(vx)),
            judge_attempt(lambda: WeightedMean(vw)(vx, vm)),
            judge_attempt(lambda: WeightedMean(torch.tensor([1.0, 3.0]))(torch.tensor([2.0, 6.0], dtype=torch.float64)))]
@@ -119,7 +121,9 @@ def probe_weighted_eager(seed):
                      judge_attempt(lambda x=x, m=m: WeightedMean()(x, m)),
                      judge_attempt(lambda x=x, w=w: WeightedMean(w)(x)),
                      judge_attempt(lambda x=x, w=w, m=m: WeightedMean(w)(x, m))])
-    return {"visible": vis, "rows": rows, "shapes": [tuple(x.shape) for x, _, _ in cases]}
+    # the caller's weights after those calls: the same values as drawn (ref's are never touched)
+    return {"visible": vis, "rows": rows, "shapes": [tuple(x.shape) for x, _, _ in cases],
+            "weights_after": [w for _, w, _ in cases]}
 
 
 @probe_weighted_eager.verdict
@@ -138,7 +142,13 @@ def _(got, ref):
             C.check_close(_out(g, f"WeightedMean{label} for shape {shape}"), want,
                           name=f"WeightedMean{label} for x of shape {shape}, dtype {want.dtype}", rtol=tol, atol=tol,
                           hint="reduce over the last dimension whatever the rank; masked-out positions count in "
-                               "neither the numerator nor the denominator; keep x's dtype")
+                               "neither the numerator nor the denominator; keep x's dtype and the shape "
+                               "x.shape[:-1] (a size-1 batch dimension stays)")
+    for shape, g_w, r_w in zip(ref["shapes"], got["weights_after"], ref["weights_after"]):
+        C.check_close(g_w, r_w, name=f"the caller's weights tensor after WeightedMean(w) (x of shape {shape})",
+                      rtol=0, atol=0,
+                      hint="keep the caller's weights as they are: an in-place operation on them (weights /= ...) "
+                           "changes the caller's tensor; compute on a new tensor instead")
 
 
 @judge.probe("test_weighted_mean_scripted")
@@ -554,6 +564,9 @@ def _(got, ref):
 #   called with the keywords input_ids= / attention_mask= .................. every serving test (probes call it so)
 #   returns the logits TENSOR (not the dict) ............................... test_serving_logits (type checked)
 #   equal to the eval-mode model's logits (dropout off), padded masks ....... test_serving_logits
+#   "the eval-mode model" is model.eval(): the hidden model of this cell also
+#   drops out through F.dropout(..., training=self.training) (as BERT's
+#   attention does), so switching only the nn.Dropout submodules fails ...... test_serving_logits
 #   other model sizes (vocab, hidden, labels, max positions) ............... test_serving_logits, _shapes, _snapshot
 #   every batch 1..64 and length 2..config.max_position_embeddings ......... test_serving_shapes (a hidden max
 #                                                                             above the visible 24: no hard-coding)
@@ -564,17 +577,27 @@ def _(got, ref):
 # Budget: one export per probe for the hidden model, plus the visible example in test_serving_logits.
 
 @judge.shared
-def judge_text_setup(seed, min_positions, max_positions):
-    """A hidden TinyTextClassifier config and model (train mode), built before any student call."""
+def judge_text_setup(seed, min_positions, max_positions, functional_dropout=False):
+    """A hidden TinyTextClassifier config and model (train mode), built before any student call.
+
+    With functional_dropout, the model also drops out its logits through F.dropout(training=self.training),
+    a dropout that no nn.Dropout submodule holds: only model.eval() switches it off."""
     import torch as _t
     g = _t.Generator().manual_seed(seed)
     pick = lambda lo, hi: int(_t.randint(lo, hi + 1, (1,), generator=g))
     config = TextConfig(vocab_size=pick(30, 70), hidden_size=pick(8, 20),
                         max_position_embeddings=pick(min_positions, max_positions), num_labels=pick(2, 5),
                         dropout=0.2)
+    cls = TinyTextClassifier
+    if functional_dropout:
+        class FunctionalDropout(TinyTextClassifier):
+            def forward(self, input_ids, attention_mask=None):
+                logits = super().forward(input_ids=input_ids, attention_mask=attention_mask)["logits"]
+                return {"logits": _t.nn.functional.dropout(logits, p=0.3, training=self.training)}
+        cls = FunctionalDropout
     with _t.random.fork_rng():
         _t.manual_seed(seed)
-        model = TinyTextClassifier(config)
+        model = cls(config)
     return config, model
 
 
@@ -617,7 +640,7 @@ def probe_serving_logits(seed):
         vis_config = TextConfig()
         vis_model = TinyTextClassifier(vis_config)
     vis_batch = text_batch(vis_config, 3, 10, seed=0)
-    config, model = judge_text_setup(seed, 24, 40)       # at least the visible 24 positions
+    config, model = judge_text_setup(seed, 24, 40, functional_dropout=True)   # at least the visible 24 positions
     example = text_batch(config, 4, 9, seed=seed)
     other = text_batch(config, 2, 9, seed=seed + 1)      # another batch of the example's length
     expect = {"visible": judge_eval_logits(vis_model, [vis_batch]),
@@ -639,7 +662,9 @@ def _(got, ref):
     for label, rec, want in zip(("the example", "another padded batch"), got["hidden"], ref["expect"]["hidden"]):
         C.check_close(_logits(rec, f"the program of a model with other sizes, on {label}"), want,
                       name=f"program(...) on {label}, another model size", rtol=1e-5, atol=1e-5,
-                      hint="the eval-mode logits of this model, whatever its vocabulary, width and number of labels")
+                      hint="the eval-mode logits of this model, whatever its vocabulary, width and number of "
+                           "labels; call .eval() on the model (or its copy): code that reads the module's own "
+                           "self.training, such as F.dropout(..., training=self.training), ignores nn.Dropout's mode")
 
 
 @judge.probe("test_serving_shapes")
