@@ -489,7 +489,12 @@ def _(got, ref):
 #       key not loaded (a checkpoint without the last layer, one without BatchNorm's
 #       num_batches_tracked in a plain dict without _metadata) ........ test_load_unseen_formats
 #   unknown key -> KeyError naming it, model untouched; non-tensor values ignored (flat
-#       dict and nested state_dict); checkpoint not modified .............. test_load_contract
+#       dict and nested state_dict) .................................... test_load_contract
+#   "copy every other tensor into the model": the model keeps its own tensors, so changing
+#       the model afterwards (an optimizer step) leaves the checkpoint as it was
+#       (load_state_dict(assign=True) aliases them) ...................... test_load_contract
+#   checkpoint not modified: keys, values and nested dict of the caller's checkpoint, with
+#       and without non-tensor entries (at the top and inside state_dict) .. test_load_contract
 #   loaded / skipped / missing with the model's names, as lists, any order ... every verdict (judge_report)
 #   every loaded tensor copied exactly ................................... every verdict (state digests vs ref)
 
@@ -678,16 +683,33 @@ def probe_load_contract(seed):
     out["nested_extras"] = judge_load_case(lambda: E.tiny_mlp(4, 3, hidden=6),
                                            {"state_dict": {**sd, "version": 2, "config": {"depth": 2}}, "epoch": 1},
                                            "checkpoint with non-tensor entries inside its state_dict")
-    # the checkpoint is not modified (keys, values, identity of the nested dict)
+    # copied INTO the model: changing the model afterwards (as an optimizer step does) leaves the checkpoint as it was
+    torch.manual_seed(98)
+    trained = E.tiny_mlp(4, 3, hidden=6)
+    kept = {"module." + k: v.clone() for k, v in sd.items()}
+    load_checkpoint_flexible(trained, kept)
+    with torch.no_grad():
+        for q in trained.state_dict().values():
+            if q.is_floating_point():
+                q.add_(1.0)
+    out["checkpoint_after_training"] = sorted(k for k, v in sd.items() if not torch.equal(kept["module." + k], v))
+    # the checkpoint is not modified (keys, values, identity of the nested dict), with non-tensor entries too
     nested = {"module." + k: v for k, v in sd.items()}
-    ckpt = {"state_dict": nested, "epoch": 2}
-    keys_before, ids_before = list(nested), {k: id(v) for k, v in nested.items()}
-    values_before = {k: v.clone() for k, v in nested.items()}
-    judge_load_case(lambda: E.tiny_mlp(4, 3, hidden=6), ckpt, "unused")
-    out["not_modified"] = {"same_nested": ckpt.get("state_dict") is nested, "keys": list(nested) == keys_before,
-                           "top_keys": sorted(ckpt) == ["epoch", "state_dict"],
-                           "tensors": all(id(nested.get(k)) == i for k, i in ids_before.items()),
-                           "values": all(torch.equal(nested[k], values_before[k]) for k in values_before if k in nested)}
+    cases = {"nested state_dict": {"state_dict": nested, "epoch": 2},
+             "flat dict with 'epoch' and 'note' entries": {**sd, "epoch": 3, "note": "best"},
+             "state_dict holding a 'version' entry": {"state_dict": {**sd, "version": 2}, "epoch": 1}}
+    out["not_modified"] = {}
+    for label, ckpt in cases.items():
+        inner = ckpt["state_dict"] if "state_dict" in ckpt else ckpt
+        top_before, keys_before = list(ckpt), list(inner)
+        entries_before = {k: id(v) for k, v in inner.items()}
+        values_before = {k: v.clone() for k, v in inner.items() if isinstance(v, torch.Tensor)}
+        judge_load_case(lambda: E.tiny_mlp(4, 3, hidden=6), ckpt, "unused")
+        out["not_modified"][label] = {
+            "the nested dict": ckpt.get("state_dict", ckpt) is inner, "its keys": list(inner) == keys_before,
+            "the top-level keys": list(ckpt) == top_before,
+            "its entries": all(id(inner.get(k)) == i for k, i in entries_before.items()),
+            "its values": all(torch.equal(inner[k], v) for k, v in values_before.items() if k in inner)}
     return out
 
 
@@ -714,10 +736,17 @@ def _(got, ref):
         C.check_true(e["unchanged"] is True, f"the unknown key {key!r}: the model was changed before the KeyError",
                      hint="decide everything first (clean, skip, raise), then copy")
     check_load_case(got["nested_extras"], ref["nested_extras"], hint="ignore entries whose value is not a tensor")
-    nm = got["not_modified"]
-    bad = [k for k, ok in nm.items() if ok is not True]
-    C.check_true(bad == [], f"load_checkpoint_flexible modified the checkpoint it was given ({', '.join(bad)} changed)",
-                 hint="build a new dict of cleaned keys; do not pop, rename or replace entries of the caller's checkpoint")
+    C.check_equal(got["checkpoint_after_training"], ref["checkpoint_after_training"],
+                  name="checkpoint entries changed by changing the model after loading",
+                  hint="the model's tensors ARE the checkpoint's: copy the values into the model's own tensors "
+                       "(own[name].copy_(value) under no_grad, or load_state_dict without assign=True)")
+    for label, want in ref["not_modified"].items():
+        have = got["not_modified"].get(label, {})
+        bad = [k for k, ok in want.items() if have.get(k) != ok]
+        C.check_true(bad == [], f"load_checkpoint_flexible modified the checkpoint it was given ({label}: "
+                                f"{', '.join(bad)} changed)",
+                     hint="build a new dict of cleaned keys; do not pop, rename or replace entries of the caller's "
+                          "checkpoint (non-tensor entries included)")
 
 
 # --- Exercise 4.4 · FineTuner and fine_tune (the capstone) ------------------------------------------------------
@@ -725,7 +754,8 @@ def _(got, ref):
 #   save_hyperparameters of every argument, timm_kwargs included ......... test_capstone_build (hparams vs ref),
 #       test_capstone_fit (the checkpoint's hyper_parameters; load_from_checkpoint alone rebuilds the module)
 #   self.model = timm arch from the file, new num_classes head, timm_kwargs passed on; every
-#       tensor of the file but the classifier loaded .......................... test_capstone_build (ViT, ConvNeXt)
+#       tensor of the file but the classifier loaded (ConvNeXt: head.norm is loaded, only head.fc is
+#       new; the file's tensors jittered so that none equals a fresh model's) .. test_capstone_build (ViT, ConvNeXt)
 #   forward: normalise [0, 1] images with the model's own data config (ViT 0.5, ConvNeXt ImageNet),
 #       return self.model's logits ........................................... test_capstone_build (head set by the probe)
 #   training_step: SoftTargetCrossEntropy of self(mixed) vs E.LocalMixup(num_classes, seed=mix_seed)'s
@@ -741,12 +771,21 @@ def _(got, ref):
 #   never an accuracy threshold: every value is compared with the reference's or recomputed by the probe
 
 @judge.shared
-def judge_cap_weights(seed, arch, num_classes, **kw):
-    """Write local weights for `arch` (seeded) into a fresh temporary folder; return the file's path."""
+def judge_cap_weights(seed, arch, num_classes, jitter=False, **kw):
+    """Write local weights for `arch` (seeded) into a fresh temporary folder; return the file's path.
+
+    jitter=True adds seeded noise to every float tensor of the file, so that none keeps the value a fresh
+    model starts with (a LayerNorm's ones and zeros): a tensor that was not loaded then shows."""
     import os as _os
     import tempfile as _tempfile
     folder = _tempfile.mkdtemp(prefix="judge-cap-")
-    return E.save_local_weights(arch, _os.path.join(folder, "w.pth"), num_classes=num_classes, seed=seed, **kw)
+    path = E.save_local_weights(arch, _os.path.join(folder, "w.pth"), num_classes=num_classes, seed=seed, **kw)
+    if jitter:
+        g = torch.Generator().manual_seed(seed + 7)
+        state = torch.load(path, weights_only=True)
+        torch.save({k: v + 0.1 * torch.randn(v.shape, generator=g) if v.is_floating_point() else v
+                    for k, v in state.items()}, path)
+    return path
 
 
 @judge.shared
@@ -776,7 +815,7 @@ def probe_capstone_build(seed):
     cnx_kw = {"depths": (1, 1, 1, 1), "dims": (8, 16, 24, 32)}
     vit_kw = dict(img_size=16, patch_size=8, depth=1, embed_dim=24, num_heads=2)
     cases = [("visible", CAP_WEIGHTS, CAP_ARCH, 4, dict(CAP_KW), 16),
-             ("ConvNeXt (ImageNet mean/std)", judge_cap_weights(s + 1, "convnext_atto", 10, **cnx_kw), "convnext_atto", 3,
+             ("ConvNeXt (ImageNet mean/std)", judge_cap_weights(s + 1, "convnext_atto", 10, jitter=True, **cnx_kw), "convnext_atto", 3,
               cnx_kw, 32),
              ("ViT with 7 classes", judge_cap_weights(s + 2, "vit_tiny_patch16_224", 10, **vit_kw), "vit_tiny_patch16_224", 7,
               vit_kw, 16)]
