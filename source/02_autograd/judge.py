@@ -41,6 +41,8 @@ def _grad_or_fail(g, name, hint=None):
 #   class names of every reachable node, each node once (identity, not name) ... test_graph_nodes_each_node_once
 #   two different nodes of the same class appear twice ......................... test_graph_nodes_each_node_once
 #   leaves' AccumulateGrad nodes included; (None, 0) entries skipped .......... test_graph_nodes_each_node_once
+#   any depth: a chain deeper than Python's recursion limit ................... test_graph_nodes_each_node_once
+#   the walk is the student's own (no course.graphs function called) ......... test_graph_nodes_each_node_once
 #   every node before the nodes it feeds (topological, any valid order) ....... test_graph_nodes_topological_order
 #   a leaf, and a tensor without history (constants, detach, no_grad) -> [] ... test_graph_nodes_leaves_and_no_history
 #   returns a list of str ..................................................... all three
@@ -101,6 +103,42 @@ def graph_cases(seed, which):
 
 
 @judge.shared
+def recording_course_graphs(fn):
+    """Run fn() with every function of course.graphs (and each notebook name bound to one) wrapped to record its
+    name; return (fn's result, or "ExcName: message" if it raised, the names called, in order)."""
+    import types
+    import course.graphs as cg
+
+    called = []
+    originals = {name: f for name, f in vars(cg).items()
+                 if isinstance(f, types.FunctionType) and f.__module__ == cg.__name__}
+
+    def recorder(name, f):
+        def wrapped(*args, **kwargs):
+            called.append(name)
+            return f(*args, **kwargs)
+        return wrapped
+
+    space = globals()
+    by_id = {id(f): name for name, f in originals.items()}
+    aliases = {k: v for k, v in space.items() if isinstance(v, types.FunctionType) and id(v) in by_id}
+    try:
+        for name, f in originals.items():
+            setattr(cg, name, recorder(name, f))
+        for k, v in aliases.items():
+            space[k] = recorder(by_id[id(v)], v)
+        try:
+            result = fn()
+        except RecursionError as err:
+            result = f"RecursionError: {str(err)[:200]}"
+    finally:
+        for name, f in originals.items():
+            setattr(cg, name, f)
+        space.update(aliases)
+    return result, called
+
+
+@judge.shared
 def graph_structure(t):
     """(class names, edges) of the graph behind t, from the course's own walker."""
     nodes, edges = G.backward_graph(t)
@@ -109,9 +147,9 @@ def graph_structure(t):
 
 def _check_names(got, label):
     C.check_type(got, list, name=f"graph_nodes({label})", hint="return a list of class-name strings")
-    for s in got:
-        C.check_true(type(s) is str, f"graph_nodes({label}) holds an item of type {type(s).__name__}",
-                     hint="use type(node).__name__")
+    bad = next((s for s in got if type(s) is not str), "")
+    C.check_true(type(bad) is str, f"graph_nodes({label}) holds an item of type {type(bad).__name__}",
+                 hint="use type(node).__name__")
 
 
 def _counts(names):
@@ -151,9 +189,15 @@ def probe_graph_once(seed):
     vx, vw, vb = (torch.randn(3, requires_grad=True) for _ in range(3))
     visible_expr = vx * vw + vb
     cases = graph_cases(seed, "once")
+    depth = 1200 + 20 * (seed % 5)                      # deeper than Python's default recursion limit (1000)
+    h = torch.randn(2, generator=torch.Generator().manual_seed(seed)).requires_grad_(True)
+    for i in range(depth):
+        h = h.sin() if i % 2 else h * 1.5
+    chain = (f"a chain of {depth} ops (an unrolled loop)", h.sum())
     structures = [graph_structure(expr) for _, expr in cases]
     got = {"visible": graph_nodes(visible_expr)}
-    got["cases"] = [(label, graph_nodes(expr)) for label, expr in cases]
+    got["cases"], got["course_graphs_calls"] = recording_course_graphs(
+        lambda: [(label, graph_nodes(expr)) for label, expr in cases + [chain]])
     got["structures"] = structures
     return got
 
@@ -165,11 +209,21 @@ def _(got, ref):
         C.check_equal(sorted(got["visible"]), sorted(["AddBackward0", "MulBackward0"] + ["AccumulateGrad"] * 3),
                       name="sorted(graph_nodes(x * w + b))",
                       hint="one AccumulateGrad per leaf (x, w and b), plus the Add and the Mul")
+    if isinstance(got["cases"], str):
+        _fail(f"graph_nodes raised {got['cases']!r:.300} (on graphs up to a chain of thousands of ops)",
+              "a recursive walk stops at Python's recursion limit (about 1000 frames); an unrolled loop is deeper: "
+              "use an explicit stack, or Kahn's algorithm")
+    C.check_equal(got["course_graphs_calls"][:5], ref["course_graphs_calls"][:5],
+                  name="functions of course.graphs that graph_nodes called",
+                  hint="write the walk yourself with node.next_functions; course.graphs is for the pictures")
     for (label, names), (labels, _) in zip(got["cases"], ref["structures"]):
         _check_names(names, label)
         C.check_equal(_counts(names), _counts(labels), name=f"node counts of graph_nodes({label})",
                       hint="each node exactly once (recognise it by id(node), not by its name), keep the leaves' "
                            "AccumulateGrad nodes, and skip the (None, 0) entries of inputs without grad")
+    (label, names), (_, ref_names) = got["cases"][-1], ref["cases"][-1]      # the deep chain
+    _check_names(names, label)
+    C.check_equal(_counts(names), _counts(ref_names), name=f"node counts of graph_nodes({label})")
 
 
 @judge.probe("test_graph_nodes_topological_order")
@@ -247,7 +301,8 @@ def _(got, ref):
 # =====================================================================================================
 # Exercise 2.2 · SoftClip / soft_clip
 # clause -> test
-#   x: any shape, float32 and float64; limit: a float, an int, a 0-dim tensor, a per-feature tensor  test_soft_clip_forward
+#   x: any shape (0-dim included), float32 and float64; limit: a float, an int, a 0-dim tensor, a
+#     per-feature tensor ............................................................................ test_soft_clip_forward
 #   forward returns limit * tanh(x / limit), x's shape and dtype ................................... test_soft_clip_forward
 #   neither x nor limit modified ..................................................................... test_soft_clip_forward
 #   gradient for x: grad_output * dy/dx (number and tensor limits, leaf and intermediate x) ......... test_soft_clip_backward
@@ -258,7 +313,8 @@ def _(got, ref):
 #     feature, ranks 1 to 3, float32, x without grad, saturated logits) ............................. test_soft_clip_limit_grad
 #   backward agrees with central differences of forward, for x and for limit, float64 (and torch's
 #     gradcheck run in the kernel agrees); the values are the reference's ........................... test_soft_clip_gradcheck
-#   soft_clip goes through SoftClip.apply; tensors saved with ctx.save_for_backward; its values ...... test_soft_clip_uses_function
+#   soft_clip goes through SoftClip.apply; tensors saved with ctx.save_for_backward, none kept as a
+#     ctx attribute (numbers only there); its values ................................................ test_soft_clip_uses_function
 # =====================================================================================================
 
 @judge.shared
@@ -292,7 +348,8 @@ def probe_soft_forward(seed):
     f32, f64 = torch.float32, torch.float64
     cases = soft_inputs(seed, [((7,), f32, "float"), ((3, 4, 5), f64, "float"), ((2, 1, 6), f32, "int"),
                                ((1,), f64, "float"), ((4, 3), f64, "feature"), ((2, 3, 5), f32, "feature"),
-                               ((5,), f64, "scalar"), ((3, 2), f32, "scalar")])
+                               ((5,), f64, "scalar"), ((3, 2), f32, "scalar"), ((), f32, "float"),
+                               ((), f64, "int"), ((), f64, "scalar")])
     vis = torch.tensor([-10.0, -1.0, 0.0, 0.5, 10.0])
     vx = torch.tensor([[3.0, -0.5, 8.0], [-4.0, 0.25, 1.0]], dtype=f64)
     vl = torch.tensor([1.0, 2.0, 4.0], dtype=f64)
@@ -536,8 +593,13 @@ def probe_soft_function(seed):
     for x, limit in ((x1, 2.0), (x2, l2), (x3, 0.9)):
         y = soft_clip(x, limit)
         node = y.grad_fn
+        attrs = {} if node is None else dict(getattr(node, "__dict__", {}))
+        on_ctx = sorted(k for k, v in attrs.items()
+                        if isinstance(v, torch.Tensor) or (isinstance(v, (list, tuple, dict)) and any(
+                            isinstance(e, torch.Tensor) for e in (v.values() if isinstance(v, dict) else v))))
         out.append({"limit": limit, "y": y, "node": None if node is None else type(node).__name__,
-                    "saved": None if node is None else len(getattr(node, "saved_tensors", ()))})
+                    "saved": None if node is None else len(getattr(node, "saved_tensors", ())),
+                    "tensors_on_ctx": on_ctx})
     return out
 
 
@@ -553,6 +615,10 @@ def _(got, ref):
                      f"SoftClip saved {g['saved']} tensors with ctx.save_for_backward",
                      hint="store the tensors backward needs with ctx.save_for_backward(...), not as ctx attributes: "
                           "saved tensors get version checks, saved-tensor hooks and are freed after backward")
+        C.check_equal(g["tensors_on_ctx"], ref[i]["tensors_on_ctx"],
+                      name=f"{label}: ctx attributes that hold tensors",
+                      hint="every tensor backward needs goes through ctx.save_for_backward (x, a tensor limit, "
+                           "tanh's result); only numbers and flags are kept as ctx attributes")
         with visible() if i == 0 else nullcontext():
             C.check_close(g["y"], ref[i]["y"], name=label, hint="limit * tanh(x / limit)")
 
@@ -565,7 +631,8 @@ def _(got, ref):
 #     backward returning zeros; several cuts in one dict; any shape of x ...... test_find_cuts_full
 #   cut on one of several paths: x * x.detach(), detached denominator, .data
 #     branch, a custom backward off by a factor or of the wrong sign (same
-#     norm: a comparison of norms misses it); size-1 x ....................... test_find_cuts_partial
+#     norm: a comparison of norms misses it), an error that sums to zero over the
+#     elements (one directional derivative misses it); size-1 x ............. test_find_cuts_partial
 #   no false alarms: constants, weight decay on other tensors that require grad,
 #     a .detach() that changes nothing, steep clean terms, a derivative of
 #     exactly 0 (a relative tolerance alone flags it), {} -> [] (one real
@@ -574,7 +641,8 @@ def _(got, ref):
 #   no side effects: x's values, requires_grad and .grad (None, or an existing
 #     one) unchanged; no .grad on a term's parameters (an nn.Module, a weight-
 #     decay tensor) and an existing .grad there unchanged; nothing flows into
-#     the graph x came from; same answer twice (and the reference's); a term's
+#     the graph x came from; x's values bit for bit (a nudge-and-restore of x in
+#     place drifts by rounding); same answer twice (and the reference's); a term's
 #     exception propagates; the answers themselves are the reference's ....... test_find_cuts_side_effects
 # =====================================================================================================
 
@@ -653,7 +721,10 @@ def cut_term_sets(seed, which):
                 "data_branch": lambda t: t.data.cos().sum() + t.sum(),
                 "custom_flipped_backward": lambda t: (FlippedGrad.apply(t) * torch.linspace(0.5, 1.5, t.numel(),
                                                                                            dtype=F64_)).sum(),
-                "sigmoid_mse": lambda t: ((t.sigmoid() - 0.3) ** 2).sum()}),
+                "sigmoid_mse": lambda t: ((t.sigmoid() - 0.3) ** 2).sum(),
+                # the gradient misses half of 2 (t - mean), an error that sums to zero: one directional
+                # derivative along the all-ones vector sees no difference
+                "times_detached_centered": lambda t: (t * (t - t.mean()).detach()).sum()}),
             (torch.randn(1, generator=g, dtype=F64_), {
                 "exp_clean": lambda t: t.exp().sum(),
                 "exp_times_detached_exp": lambda t: (t.exp() * t.exp().detach()).sum()}),
@@ -864,11 +935,14 @@ def _(got, ref):
                      hint=hint_leaf)
         C.check_true(got[key]["requires_grad"] is rg, f"{label}: x.requires_grad is {got[key]['requires_grad']}, "
                      f"expected {rg}", hint="do not call x.requires_grad_() on the caller's tensor")
-        C.check_close(got[key]["x"], ref[key]["x"], name=f"{label}: x after the call", hint="do not modify x")
+        C.check_close(got[key]["x"], ref[key]["x"], name=f"{label}: x after the call (bit for bit)", rtol=0, atol=0,
+                      hint="do not modify x, not even to nudge it and put it back (x + h - 2h + h is not x in "
+                           "floating point): evaluate the terms at new tensors x + h * e and x - h * e")
     C.check_true(got["nonleaf"]["base_grad"] is None,
                  "x came from base * 2, and after the call base.grad is set: gradients flowed back into the caller's "
                  "graph", hint="detach: differentiate with respect to a fresh leaf copy of x")
-    C.check_close(got["nonleaf"]["x"], ref["nonleaf"]["x"], name="a non-leaf x after the call")
+    C.check_close(got["nonleaf"]["x"], ref["nonleaf"]["x"], name="a non-leaf x after the call (bit for bit)",
+                  rtol=0, atol=0, hint="do not modify x, not even through .data")
     C.check_close(_grad_or_fail(got["graded"]["grad"], "x"), ref["graded"]["before"],
                   name="x.grad of an x that already held a gradient, after the call", hint=hint_leaf)
     params = got["params"]
@@ -889,19 +963,22 @@ def _(got, ref):
 # Exercise 2.4 · dann_loss
 # clause -> test
 #   h = encoder(x) once, feeding both heads; x (B, features), domain 0/1, y real for source only ... every test
+#   a target sample's y is a placeholder (-1, or >= classes): never given to cross_entropy ........ test_dann_value
 #   returns a 0-dim tensor task + adv: task = mean CE over source samples only (0 when none),
 #     adv = mean CE of the domain head over all samples; any lambd; a deeper encoder ............ test_dann_value
 #   task head: gradient of task; domain head: gradient of adv, normal sign ....................... test_dann_heads
 #   encoder: gradient of task minus lambd times gradient of adv; lambd 0, 0.5, 1, a random one,
 #     other sizes, a deeper encoder, a batch without source samples ............................. test_dann_encoder
 #   lambd belongs to the call (two calls, one graph) ............................................. test_dann_per_call
-#   no backward inside, no .grad, parameters and inputs unchanged, nothing left behind (earlier
-#     calls change nothing later); the encoder runs once per call ................................ test_dann_per_call
+#   no backward inside, no .grad (None stays None, gradients held from earlier micro-batches stay
+#     as they were), parameters and inputs unchanged, nothing left behind (earlier calls change
+#     nothing later); the encoder runs once per call ............................................. test_dann_per_call
 # =====================================================================================================
 
 @judge.shared
-def dann_case(seed, n=8, in_features=4, hidden=6, classes=3, deep=False, domains=None):
-    """(encoder, task_head, domain_head, x, y, domain) for one hidden case; every input from explicit seeds."""
+def dann_case(seed, n=8, in_features=4, hidden=6, classes=3, deep=False, domains=None, placeholder=None):
+    """(encoder, task_head, domain_head, x, y, domain) for one hidden case; every input from explicit seeds.
+    ``placeholder``: the y entry of every target sample (not a class index), else a random class."""
     if deep:
         torch.manual_seed(seed % 100000)
         nn_ = torch.nn
@@ -919,6 +996,8 @@ def dann_case(seed, n=8, in_features=4, hidden=6, classes=3, deep=False, domains
         domain[0], domain[-1] = 0, 1                       # both domains present
     else:
         domain = torch.tensor(domains)
+    if placeholder is not None:
+        y = torch.where(domain == 1, torch.full_like(y, placeholder), y)
     return encoder, task_head, domain_head, x, y, domain
 
 
@@ -944,10 +1023,17 @@ def probe_dann_value(seed):
              ("5 target samples only (no label)", dict(n=5, domains=[1, 1, 1, 1, 1]), 1.0),
              ("4 source samples only", dict(n=4, domains=[0, 0, 0, 0], classes=5), 2.5),
              ("a deeper encoder, 7 samples", dict(n=7, deep=True, in_features=3, hidden=5), 0.0),
-             ("one source sample among 6", dict(n=6, domains=[1, 1, 0, 1, 1, 1], classes=4), 0.7)]
+             ("one source sample among 6", dict(n=6, domains=[1, 1, 0, 1, 1, 1], classes=4), 0.7),
+             ("8 mixed samples, target y = -1", dict(n=8, placeholder=-1), 1.0),
+             ("6 mixed samples, target y = 7 (3 classes)", dict(n=6, placeholder=7), 0.4),
+             ("4 target samples only, y = -1", dict(n=4, domains=[1, 1, 1, 1], placeholder=-1), 1.0)]
     cases = [(label, dann_case(seed + 11 * k, **kw), lambd) for k, (label, kw, lambd) in enumerate(specs)]
     for label, (e, t, d, x, y, dm), lambd in cases:
-        out["cases"].append({"label": label, "loss": dann_loss(e, t, d, x, y, dm, lambd=lambd)})
+        try:
+            loss = dann_loss(e, t, d, x, y, dm, lambd=lambd)
+        except (IndexError, RuntimeError) as err:              # cross_entropy on a placeholder label
+            loss = f"{type(err).__name__}: {str(err)[:200]}"
+        out["cases"].append({"label": label, "loss": loss})
     return out
 
 
@@ -955,6 +1041,12 @@ def probe_dann_value(seed):
 def _(got, ref):
     hint = ("task: cross-entropy over the source samples only (domain == 0), 0 when there are none; adv: the domain "
             "head's cross-entropy over all samples; return task + adv (lambd changes gradients, not the value)")
+    if any(isinstance(c["loss"], str) for c in got["cases"]):
+        bad = next(c for c in got["cases"] if isinstance(c["loss"], str))
+        _fail(f"dann_loss ({bad['label']}) raised {bad['loss']!r:.300}",
+              "a target sample's y is a placeholder, not a class index (-1, or a value past the last class): select "
+              "the source samples before cross_entropy sees y (y[source]), do not compute it on every sample and "
+              "mask afterwards")
     with visible():
         C.check_tensor(got["visible"], name="dann_loss(...)", shape=(), hint="return task + adv, a 0-dim tensor")
         C.check_close(got["visible"], ref["visible"], name="dann_loss on 3 source and 3 target samples", hint=hint)
@@ -1037,6 +1129,9 @@ def probe_dann_per_call(seed):
     dann_loss(e, t, d, x, y, dm, lambd=1.0)
     counter.remove()
     out["encoder_calls"] = len(calls)
+    gh = torch.Generator().manual_seed(seed + 23)
+    for p in (p for m in (e, t, d) for p in m.parameters()):   # gradients held from earlier micro-batches
+        p.grad = torch.randn(p.shape, generator=gh, dtype=p.dtype)
     params_before = [p.detach().clone() for m in (e, t, d) for p in m.parameters()]
     inputs_before = [x.clone(), y.clone(), dm.clone()]
     for _ in range(3):
@@ -1060,9 +1155,13 @@ def _(got, ref):
                      "keep lambd with this call (ctx, or a hook on a tensor made in this call), not on a class")
     _check_grads(got["two_calls"], ref["two_calls"], "model after two calls on one batch (lambd 0.2 and 4)",
                  "each call reverses by its own lambd")
-    C.check_true(all(g is None for g in got["grads_after_calls"]),
-                 "after four dann_loss calls and no backward, some parameter has a .grad",
-                 hint="dann_loss must not call backward or write .grad")
+    for k, (g, r) in enumerate(zip(got["grads_after_calls"], ref["grads_after_calls"])):
+        if g is None:
+            _fail(f"parameter {k} held a gradient (accumulated over earlier micro-batches) and after four dann_loss "
+                  "calls its .grad is None", "dann_loss must leave .grad alone: no zero_grad() inside")
+        C.check_close(g, r, name=f"parameter {k}.grad, held before four dann_loss calls (no backward), after them",
+                      hint="dann_loss must not call backward, zero_grad or write .grad: gradients accumulated over "
+                           "earlier micro-batches stay as they were")
     C.check_true(not any(got["params_changed"]), "dann_loss changed a parameter", hint="build the loss only")
     C.check_true(not any(got["inputs_changed"]), "dann_loss changed x, y or domain in place")
     C.check_equal(got["encoder_calls"], ref["encoder_calls"], name="how many times one dann_loss call ran the encoder",
@@ -1082,6 +1181,8 @@ def _(got, ref):
 #   create_graph=True: the penalty is part of the graph (and has the value) .... test_gradient_penalty_in_graph
 #   penalty.backward() gives the critic the gradient of the penalty and nothing
 #     else (MLP, conv and linear critics) ...................................... test_gradient_penalty_double_backward
+#   gradient_penalty changes no .grad: gradients the critic held before the call
+#     stay, penalty.backward() adds to them ..................................... test_gradient_penalty_double_backward
 #   fake = G(z) with its graph: after penalty.backward() G's .grad stay None,
 #     and the critic still gets the penalty's gradient .......................... test_gradient_penalty_double_backward
 # =====================================================================================================
@@ -1180,12 +1281,17 @@ def probe_gp_double(seed):
     (rg, _, ag), (rg2, _, ag2) = gp_inputs(seed + 9, [(5, 6), (3, 1, 5, 5)])
     w = torch.randn(3, generator=torch.Generator().manual_seed(seed + 8), dtype=torch.float64)
     critics = [("MLP critic", make_critic(), (r0, f0, a0)),
-               ("a fresh MLP critic", make_critic(6, 7, seed=(seed + 67) % 1000), (r1, f1, a1)),
-               ("a conv critic", gp_conv_critic(seed + 68, 1, 5), (rc, fc, ac)),
+               ("a fresh MLP critic that holds earlier gradients", make_critic(6, 7, seed=(seed + 67) % 1000),
+                (r1, f1, a1)),
+               ("a conv critic that holds earlier gradients", gp_conv_critic(seed + 68, 1, 5), (rc, fc, ac)),
                ("a linear critic", LinearCritic(w), (r3, f3, a3))]
     out = {"critics": []}
-    for label, critic, (r, f, a) in critics:
+    gh = torch.Generator().manual_seed(seed + 11)
+    for k, (label, critic, (r, f, a)) in enumerate(critics):
         critic.zero_grad(set_to_none=True)
+        if k in (1, 2):                                   # a critic that holds the Wasserstein loss's gradient
+            for p in critic.parameters():
+                p.grad = torch.randn(p.shape, generator=gh, dtype=p.dtype)
         pen = gradient_penalty(critic, r, f, a)
         pen.backward()
         out["critics"].append({"label": label, "pen": pen, "grads": [p.grad for p in critic.parameters()],
@@ -1217,8 +1323,9 @@ def _(got, ref):
                 gg = torch.zeros(shape, dtype=F64) if gg is None else gg
                 rr = torch.zeros(shape, dtype=F64) if rr is None else rr
                 C.check_close(gg, rr, name=f"{r['label']}: parameter {k}.grad after penalty.backward() (None counts as zero)",
-                              hint="only the penalty may put gradients into the critic: use torch.autograd.grad with "
-                                   "create_graph=True, not scores.backward()")
+                              hint="only the penalty may put gradients into the critic, and gradients it held before "
+                                   "the call stay: use torch.autograd.grad with create_graph=True, not "
+                                   "scores.backward() followed by zero_grad()")
     for g, r in zip(got["generators"], ref["generators"]):
         for k, gg in enumerate(g["gen_grads"]):
             C.check_true(gg is None, f"{r['label']}: after penalty.backward() the generator's parameter {k} has .grad "

@@ -1,4 +1,4 @@
-"""A gradient-reversal autograd.Function with lambd on ctx, and task head on the selected rows computed with a mask-weighted mean."""
+"""A gradient-reversal autograd.Function with lambd on ctx, and task loss as a mask-weighted mean over every row (the targets' placeholder labels replaced by class 0 first)."""
 CELL = "dann_loss"
 SOURCE = '''
 class _GradReverse(torch.autograd.Function):
@@ -15,8 +15,10 @@ class _GradReverse(torch.autograd.Function):
 def dann_loss(encoder, task_head, domain_head, x, y, domain, lambd=1.0):
     """Return task + adv (0-dim); in backward the domain branch's gradient reaches the encoder times -lambd."""
     h = encoder(x)
-    weights = (domain == 0).to(h.dtype)
-    per_sample = F.cross_entropy(task_head(h), y, reduction="none")
+    source = domain == 0
+    weights = source.to(h.dtype)
+    labels = torch.where(source, y, torch.zeros_like(y))     # a target sample's y is a placeholder, not a class
+    per_sample = F.cross_entropy(task_head(h), labels, reduction="none")
     task = (per_sample * weights).sum() / weights.sum().clamp_min(1.0)
     adv = F.cross_entropy(domain_head(_GradReverse.apply(h, lambd)), domain)
     return task + adv

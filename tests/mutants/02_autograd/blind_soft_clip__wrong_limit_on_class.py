@@ -1,0 +1,36 @@
+"""Keeps the number limit on the class (SoftClip.limit) instead of ctx: two calls with different limits in one graph, then one backward, both use the last limit. (written blind, from the release alone)."""
+CELL = 'soft_clip'
+KIND = 'state'
+FAILS = ['test_soft_clip_backward']
+SOURCE = '''
+class SoftClip(torch.autograd.Function):
+    """limit * tanh(x / limit), with a hand-written backward for x and for a tensor limit."""
+    limit = None
+
+    @staticmethod
+    def forward(ctx, x, limit):
+        if isinstance(limit, torch.Tensor):
+            ctx.save_for_backward(x, limit)
+        else:
+            SoftClip.limit = limit
+            ctx.save_for_backward(x)
+        return limit * torch.tanh(x / limit)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        saved = ctx.saved_tensors
+        x = saved[0]
+        limit = saved[1] if len(saved) == 2 else SoftClip.limit
+        u = x / limit
+        t = torch.tanh(u)
+        grad_x = grad_output * (1 - t * t)
+        grad_limit = None
+        if len(saved) == 2:
+            grad_limit = (grad_output * (t - u * (1 - t * t))).sum_to_size(limit.shape)
+        return grad_x, grad_limit
+
+
+def soft_clip(x: torch.Tensor, limit) -> torch.Tensor:
+    """Return limit * tanh(x / limit), same shape and dtype as x, computed by SoftClip (limit: a number or a tensor)."""
+    return SoftClip.apply(x, limit)
+'''
