@@ -75,6 +75,8 @@ def parser() -> argparse.ArgumentParser:
     va.add_argument("chapter")
     va.add_argument("--seeds", type=int, default=2)
     va.add_argument("--only", action="append", help="only these variants (by file name, without .py)")
+    va.add_argument("--all-tests", action="store_true",
+                    help="every probe of the chapter for each variant (default: its exercise's and its FAILS')")
     r = sub.add_parser("run", help="execute chapters top to bottom and print their wall time")
     r.add_argument("assignments", nargs="*")
     r.add_argument("--grading", action="store_true", help="set NBGRADER_EXECUTION=autograde")
@@ -180,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
         return sweep.main_args(args.chapter, args.seeds, args.donothing_seeds, args.once, twice_seeds=args.twice_seeds)
     if args.command == "variants":
         from course.grading import sweep
-        return sweep.variants_main(args.chapter, args.seeds, args.only)
+        return sweep.variants_main(args.chapter, args.seeds, args.only, all_tests=args.all_tests)
     if args.command == "run":
         from course.grading import known
         for name in args.assignments or known.chapters():

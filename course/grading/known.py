@@ -477,9 +477,13 @@ def release(root: Path = REPO, only: list[str] | None = None) -> list[Path]:
 DEMO_DB = Path(".demo") / "gradebook.db"
 
 
+DEMO_WRONG = 3  # students with wrong answers per chapter in the demo class (each holds one mutant per exercise)
+
+
 def demo_class(root: Path, assignment: str) -> list[Submission]:
-    """The demo class of one chapter: the reference, the untouched release, and one student per mutant group."""
-    subs = [s for s in plan(assignment, root, tamper=False) if not s.student.startswith("alternatives")]
+    """The demo class of one chapter: the reference, the untouched release, and DEMO_WRONG students with wrong
+    answers (the first mutant groups; ``python -m course.grading check`` grades them all)."""
+    subs = [s for s in plan(assignment, root, tamper=False, depth=DEMO_WRONG) if not s.student.startswith("alternatives")]
     names = {"solution": "demo-full-marks", "empty": "demo-empty"}
     for sub in subs:
         sub.student = names.get(sub.student, "demo-" + sub.student.replace("mutants", "wrong"))

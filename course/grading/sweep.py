@@ -193,12 +193,13 @@ def _fresh_namespace(shell, cells, replace: dict[str, str]) -> tuple[dict, list[
 
 
 def variants(chapter: str, root: Path, seeds: list[int], names: list[str] | None = None, log=print,
-             extra: list | None = None) -> VariantReport:
+             extra: list | None = None, all_tests: bool = False) -> VariantReport:
     """Every mutant and alternative of ``chapter`` through the judge's probes and verdicts, in this process.
 
     For each variant, the reference notebook's setup and solution cells run again in a clean namespace with the
     variant's cell in place of the reference's (so an exercise that calls another one sees the variant, as in a
-    notebook), then every probe of the chapter runs for each seed and its verdict is decided against the
+    notebook), then the probes of the variant's exercise (and of every cell its ``FAILS`` names; every probe of
+    the chapter with ``all_tests``) run for each seed and each verdict is decided against the
     reference's record for that seed, through the real wire format. A mutant must fail every grade cell of its
     ``FAILS`` for every seed and pass every other one; an alternative must pass them all. This is the grading
     logic of :mod:`course.grading.known`'s end-to-end check without a sandboxed notebook per submission (our own
@@ -241,13 +242,17 @@ def variants(chapter: str, root: Path, seeds: list[int], names: list[str] | None
             report.problems.append(f"seed {seed}: the reference fails the probe of {test}: {ref.get('error')}")
     chosen = [v for v in load_variants(chapter, "mutant", root) + load_variants(chapter, "alternative", root)
               if names is None or v.name in names] + list(extra or [])
+    from course.grading.records import exercise_of
+
+    exercise = exercise_of(nb)
     for v in chosen:
         lost = set()
+        tests = {t: c for t, c in codes.items() if all_tests or exercise.get(t) == v.cell or t in v.fails}
         for seed in seeds:  # as a grading does: a fresh kernel per submission, one seed, every probe in order
             ns, errors = _fresh_namespace(shell, cells, {v.cell: v.source})
             if errors and v.kind == "alternative":
                 report.problems.append(f"alternative {v.name} does not run: {errors[0]}")
-            for test, code in codes.items():
+            for test, code in tests.items():
                 got, _ = _one(code, seed, ns)
                 try:
                     passed = decide(judge.probes[test], got, refs[(seed, test)]).passed
@@ -290,10 +295,11 @@ def main_args(chapter: str, seeds: int = 100, donothing_seeds: int = 10, once: b
     return 1 if report.problems else 0
 
 
-def variants_main(chapter: str, seeds: int = 2, only: list[str] | None = None, root: Path | None = None) -> int:
+def variants_main(chapter: str, seeds: int = 2, only: list[str] | None = None, root: Path | None = None,
+                  all_tests: bool = False) -> int:
     """``python -m course.grading variants CHAPTER``: what each variant lost, and every problem; exit 1 if any."""
     root = root or Path(__file__).resolve().parents[2]
-    report = variants(chapter, root, sweep_seeds(seeds, key=b"variants"), names=only)
+    report = variants(chapter, root, sweep_seeds(seeds, key=b"variants"), names=only, all_tests=all_tests)
     for name, lost in report.lost.items():
         print(f"{name:<40} lost {', '.join(lost) or 'nothing'}")
     for line in report.problems:
