@@ -39,7 +39,7 @@ TRIPWIRE = 4
 # variant is also checked in one process through the same probes and verdicts (test_every_variant_...). The
 # whole end-to-end check of every group is `python -m course.grading check CHAPTER --attacks`.
 END_TO_END_DEPTH = 1
-VARIANT_SEEDS = 2
+VARIANT_SEEDS = 1
 
 _JUDGE: dict[str, grading.Graded] = {}
 

@@ -123,6 +123,7 @@ def check_images(items, refs, label, hint=None):
 #                                                                        epoch, pickle: stray files everywhere)
 #   label = index of the image's folder in classes, a Python int ...... test_jpeg_dataset_labels
 #   __init__ stores only paths and labels (no images, no bytes) ....... test_jpeg_dataset_pickle_small
+#   ... and the size does not grow (also after a pass over every item) test_jpeg_dataset_pickle_small
 #   __getitem__ decodes lazily: uint8 (3, H, W) RGB ................... test_jpeg_dataset_pixels
 #   ... whatever the colour mode: RGB, grayscale, CMYK ................ test_jpeg_dataset_pixels
 #   every image exactly once (through a 2-worker DataLoader) .......... test_jpeg_dataset_epoch
@@ -236,6 +237,10 @@ def probe_jpeg_pickle(seed):
         datasets = {"visible": JpegFolderDataset(EX51_ROOT), "s": JpegFolderDataset(root / "s"),
                     "b": JpegFolderDataset(root / "b")}
         sizes = {k: len(_pickle.dumps(ds)) for k, ds in datasets.items()}
+        # after one pass over every item: a dataset that keeps what it decoded grows here
+        for i in range(len(datasets["b"])):
+            datasets["b"][i]
+        sizes["b after a pass"] = len(_pickle.dumps(datasets["b"]))
         # what the pickled copy still holds (a worker gets this copy): its length and its last item's label
         copies = {k: _pickle.loads(_pickle.dumps(ds)) for k, ds in datasets.items()}
         return {"sizes": sizes, "n_visible": len(EX51_SAMPLES),
@@ -259,6 +264,10 @@ def _(got, ref):
                  hint="decoded images (or file bytes) are stored in the dataset; keep only paths and labels")
     C.check_true(s["b"] < 300 * 8 + 4000, f"the pickled dataset is {s['b']} bytes for 8 images",
                  hint="store paths and labels only")
+    after = s.get("b after a pass")
+    C.check_true(type(after) is int and after - s["b"] < 1000,
+                 f"after reading every item once, the pickled dataset grew from {s['b']} to {C.describe(after)} bytes",
+                 hint="__getitem__ decodes and returns; it keeps nothing (a worker would pickle the cache)")
     for k in ("visible", "s", "b"):
         C.check_equal(got["lengths"][k], ref["lengths"][k], f"len() of the dataset after pickle.loads(pickle.dumps(...)) "
                       f"({k})", hint="a worker gets this copy: it must still list every image")
@@ -531,7 +540,8 @@ def _(got, ref):
 
 # --- Exercise 5.3a · train_and_record (a hook that leaks) -------------------------------------------------
 # clause -> test
-#   zero_grad, forward, CE, backward, step per batch ..................... test_record_values (parameters)
+#   zero_grad, forward, CE, backward, step per batch ..................... test_record_values (parameters;
+#                                                                           the models hold stale gradients)
 #   record layer's output in every forward, before its step, via a hook,
 #     layer nested inside the model ...................................... test_record_values (residual block,
 #                                                                            conv features (N, C, L))
@@ -595,6 +605,8 @@ def probe_record_values(seed):
     visible = train_and_record(m, L.make_batches(4, seed=1), torch.optim.SGD(m.parameters(), lr=0.1), m[1])
     cases = []
     for label, model, layer, batches, kw in _j5_record_models(seed):
+        # gradients left from earlier work: zero_grad comes first in every step, so they never reach a step
+        sum(p.sum() for p in model.parameters()).backward()
         out = train_and_record(model, batches, torch.optim.SGD(model.parameters(), **kw), layer)
         cases.append({"label": label, "out": out, "params": [p.detach().clone() for p in model.parameters()]})
     return {"visible": visible, "cases": cases}

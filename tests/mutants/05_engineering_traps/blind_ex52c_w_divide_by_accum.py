@@ -1,0 +1,22 @@
+"""Scales every loss by accum_steps instead of the group's size: the shorter last group gets a too-small gradient. (written blind, from the release alone)."""
+CELL = 'train_accumulated'
+KIND = 'edge-case'
+FAILS = ['test_accumulate_values']
+SOURCE = '''
+def train_accumulated(model, micro_batches, optimizer, accum_steps):
+    """Gradient accumulation under DDP, one all-reduce per group; returns this rank's group losses."""
+    out = []
+    for start in range(0, len(micro_batches), accum_steps):
+        group = micro_batches[start:start + accum_steps]
+        total = 0.0
+        for j, (x, y) in enumerate(group):
+            ctx = model.no_sync() if j < len(group) - 1 else contextlib.nullcontext()
+            with ctx:
+                loss = F.cross_entropy(model(x), y)
+                (loss / accum_steps).backward()
+            total += loss.item()
+        optimizer.step()
+        optimizer.zero_grad()
+        out.append(total / len(group))
+    return out
+'''

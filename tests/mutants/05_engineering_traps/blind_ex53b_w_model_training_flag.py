@@ -1,0 +1,19 @@
+"""Restores with model.train(was_training): a model with mixed modes (a frozen BN in eval inside a training model) comes back all-train. (written blind, from the release alone)."""
+CELL = 'evaluate'
+KIND = 'contract'
+FAILS = ['test_evaluate_modes']
+SOURCE = '''
+def evaluate(model, loader):
+    """Mean cross-entropy per target value in eval mode, without a graph; every module's mode is restored."""
+    was_training = model.training
+    model.eval()
+    try:
+        total, n = 0.0, 0
+        with torch.no_grad():
+            for x, y in loader:
+                total += F.cross_entropy(model(x), y, reduction="sum").item()
+                n += y.numel()
+        return total / n
+    finally:
+        model.train(was_training)
+'''
