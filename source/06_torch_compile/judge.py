@@ -36,16 +36,32 @@ def _explanation(record):
     return lines[0] if lines else ""
 
 
+def _record_key_lines(record):
+    """Lines of a graph_breaks record that hold no file path: its header (up to ' at <file>'), the 'Graph Break
+    Reason:', 'Explanation:' and 'Hint:' lines. A reason that keeps the record's whole text contains them all."""
+    keys = []
+    for line in record.splitlines():
+        text = line.strip()
+        if not keys and text:
+            keys.append(text.split(" at ")[0])                 # 'Graph break in user code' (the path may differ)
+        elif text.startswith(("Graph Break Reason:", "Explanation:", "Hint:")):
+            keys.append(text)
+    return keys
+
+
 # --- Exercise 6.1 · break_report ---------------------------------------------------------------------
 # clause -> test
 #   "graphs": graphs Dynamo compiled for one call (a backend's count) ........ test_break_report_counts
 #   "breaks": one per graph_breaks log record, a leading break included ..... test_break_report_counts
 #   a function with no ops has 0 graphs and 0 breaks ......................... test_break_report_counts
 #   "fullgraph": whether fullgraph=True compiles (may disagree with breaks) .. test_break_report_fullgraph
-#   "reasons": the text of each log record, in order ......................... test_break_report_reasons
+#   "reasons": the text of each log record, in order (the whole record: header,
+#   reason, explanation and hints, not one line of it) ....................... test_break_report_reasons
 #   the same report twice in a row / after fn was compiled elsewhere ........ test_break_report_repeat
 #   the logging settings are left as they were (an artifact on before stays on,
-#   graph_breaks off again) ..................................................... test_break_report_repeat
+#   graph_breaks off again, a log level set before (dynamo=ERROR) kept) ....... test_break_report_repeat
+#   the report describes the call on these args (same fn, other args: another
+#   report; a memo per function fails) ....................................... test_break_report_counts
 #   returns a plain dict with exactly those keys ............................. every test
 
 @judge.shared
@@ -111,10 +127,16 @@ def _br_functions():
             return x + 1
         return x - 1
 
+    def by_len(x):                         # breaks only for inputs longer than 4: the report depends on args
+        y = torch.sin(x)
+        if x.shape[0] > 4:
+            print("  (probe: long input)")
+        return y * 2
+
     return {"leading_print": leading_print, "two_ops_and_a_print": two_ops_and_a_print,
             "lead_sub": lead_sub, "no_ops": no_ops, "only_print": only_print, "loop_print": loop_print,
             "nested": nested, "two_leading": two_leading, "clean": clean, "lead_if": lead_if,
-            "lead_item": lead_item, "vectorized": vectorized, "item_if": item_if}
+            "lead_item": lead_item, "vectorized": vectorized, "item_if": item_if, "by_len": by_len}
 
 
 @judge.shared
@@ -136,6 +158,9 @@ def probe_br_counts(seed):
     xs = {name: torch.randn(int(torch.randint(3, 9, (), generator=g)), generator=g) for name in names}
     out = {"visible": [_br_call(fns["leading_print"], torch.randn(3)), _br_call(fns["two_ops_and_a_print"], torch.randn(3))]}
     out["cases"] = {name: _br_call(fns[name], xs[name]) for name in names}
+    by_len = fns["by_len"]                                      # one function object, two calls with other args
+    out["same_fn"] = [_br_call(by_len, torch.randn(3, generator=g)),
+                      _br_call(by_len, torch.randn(int(torch.randint(5, 9, (), generator=g)), generator=g))]
     return out
 
 
@@ -166,6 +191,13 @@ def _(got, ref):
                       hint=hint or "count the graphs your backend receives during one call")
         C.check_equal(r["breaks"], want["breaks"], name=f'report["breaks"] for a hidden function ({name})',
                       hint=hint or "one break per record of the graph_breaks log")
+    for k, (r, want) in enumerate(zip(got["same_fn"], ref["same_fn"])):
+        where = f"a hidden function called on {'a short' if k == 0 else 'a longer'} input (call {k + 1} on it)"
+        _check_report_form(r, where)
+        C.check_equal((r["graphs"], r["breaks"]), (want["graphs"], want["breaks"]),
+                      name=f"(graphs, breaks) for {where}",
+                      hint="the report describes the call fn(*args) on these args: compile and call fn again at "
+                           "every break_report call (the function breaks only for long inputs)")
 
 
 @judge.probe("test_break_report_fullgraph")
@@ -233,6 +265,11 @@ def _(got, ref):
             C.check_true(key in text, f'report["reasons"][{i}] for {name} should contain the log\'s explanation '
                                       f'{key[:140]!r}; got {text[:160]!r}',
                          hint="keep each record's whole text, in the order the log gave them")
+            missing = [line for line in _record_key_lines(expected) if line not in text]
+            C.check_true(not missing, f'report["reasons"][{i}] for {name} is not the whole log record: it lacks '
+                                      f'{missing[0][:140]!r}' if missing else "",
+                         hint="a reason is the text of the whole record (header, reason, explanation and hints), "
+                              "not one line of it")
 
 
 @judge.probe("test_break_report_repeat")
@@ -259,7 +296,10 @@ def probe_br_repeat(seed):
             cases[name] = [{"error": _error_text(err)}] * 2
     torch._dynamo.reset()
     settings = {}
-    for label, before in (("nothing on", {}), ("recompiles on", {"recompiles": True})):
+    import logging
+
+    for label, before in (("nothing on", {}), ("recompiles on", {"recompiles": True}),
+                          ("dynamo=ERROR and recompiles on", {"dynamo": logging.ERROR, "recompiles": True})):
         torch._logging.set_logs(**before)
         try:
             break_report(fns["lead_sub"], torch.randn(3, generator=g))
@@ -268,6 +308,9 @@ def probe_br_repeat(seed):
         else:
             settings[label] = sorted(a for a in ("graph_breaks", "recompiles", "guards", "graph_code")
                                      if _log_internal.log_state.is_artifact_enabled(a))
+            levels = _log_internal.log_state.log_qname_to_level
+            if levels:                                               # log levels set before the call are kept too
+                settings[label] = [settings[label], sorted((str(k), int(v)) for k, v in levels.items())]
         torch._logging.set_logs()
     torch._dynamo.reset()
     return {"visible": visible_pair, "cases": cases, "settings": settings}
@@ -309,9 +352,13 @@ def _(got, ref):
 #   (bfloat16 is outside the contract: postprocess raises on it; not tested)
 #   entries equal to the mean are zeroed (strict >), ties at non-zero means . test_postprocess_values
 #   does not modify logits ................................................... test_postprocess_values
+#   finite inputs; a float16 square that overflows to inf is inf where kept and
+#   0 where dropped (scores * mask gives inf * 0 = nan; the float16 sum / numel
+#   is inf too) ................................................................. test_postprocess_values
+#   (inf and NaN inputs are outside the contract: not tested)
 #   zero graph breaks, one graph (explain AND the graph_breaks log), with
-#   the right values from that compiled call .................................. test_postprocess_one_graph
-#   compiles with fullgraph=True, with the right values ...................... test_postprocess_fullgraph
+#   the right values from that compiled call (float64 near 1e20) .............. test_postprocess_one_graph
+#   compiles with fullgraph=True, with the right values (float64 near 1e20) .. test_postprocess_fullgraph
 
 @judge.shared
 def _pp_cases(seed):
@@ -329,6 +376,9 @@ def _pp_cases(seed):
         v = torch.randint(-3, 4, (n - 1,), generator=g).double()
         v[0] = m
         cases.append(torch.cat([v, torch.tensor([m * n - float(v.sum())], dtype=torch.float64)]))
+    # finite float16 entries whose squares (and sum) overflow to inf, as in postprocess: the dropped ones are still 0
+    # (scores * mask gives inf * 0 = nan), and the mean is not sum / numel (inf)
+    cases.append((torch.rand(2, 4, generator=g) * 4000 + 9000).half())
     return cases
 
 
@@ -367,7 +417,8 @@ def _(got, ref):
 @judge.probe("test_postprocess_one_graph")
 def probe_pp_one_graph(seed):
     g = torch.Generator().manual_seed(seed + 21)
-    xs = [pp_input.clone(), torch.randn(2, 8, generator=g, dtype=torch.float64)]
+    # float64 entries near 1e20: their squares overflow float32 (a float32 computation is caught on every seed)
+    xs = [pp_input.clone(), torch.randn(2, 8, generator=g, dtype=torch.float64) * 1e20]
     rows = []
     for x in xs:
         torch._dynamo.reset()
@@ -411,7 +462,7 @@ def _nullcontext():
 @judge.probe("test_postprocess_fullgraph")
 def probe_pp_fullgraph(seed):
     g = torch.Generator().manual_seed(seed + 22)
-    xs = [pp_input.clone(), torch.randn(3, 6, generator=g, dtype=torch.float64)]
+    xs = [pp_input.clone(), torch.randn(3, 6, generator=g, dtype=torch.float64) * 1e20]   # beyond float32's range
     expected = [torch.where(x > x.mean(), torch.where(x > 0, x * x, 0.5 * x), torch.zeros_like(x)) for x in xs]
     rows = []
     for i, x in enumerate(xs):
@@ -662,7 +713,9 @@ def _(got, ref):
 # clause -> test
 #   summarise's values: (2, d), mean row then max row, for sets of 2 or more ..... test_summarise_values
 #   float32 and float64, any d >= 1 (d = 1, 2, 5, 7 hidden), any finite values
-#   (a set far below -1e9, where a sentinel padding value fails) .................. test_summarise_values
+#   (a set far below -1e9, where a sentinel padding value fails; a float64 set
+#   near -1e300, below float32's lowest value; float64 entries whose sum overflows:
+#   the mean is summarise's +-inf, not clipped to finfo.max) ...................... test_summarise_values
 #   does not modify x .............................................................. test_summarise_values
 #   every L >= 0: the empty set gives zeros, a one-element set its row twice ...... test_summarise_empty_and_single
 #   mark_unbacked(x, 0) + fullgraph=True: one graph for any sequence of sizes,
@@ -686,6 +739,10 @@ def probe_summarise_values(seed):
               for d, dt, shift in ((1, torch.float32, 0.0), (2, torch.float64, -3.0), (7, torch.float32, 2.0),
                                    (5, torch.float64, -0.5))]
     hidden.append(torch.randn(4, 3, generator=g) * 1e12 - 1e13)      # finite, far below any "sentinel" value
+    hidden.append(torch.randn(3, 2, generator=g, dtype=torch.float64) * 1e299 - 1e300)   # below float32's range
+    big = torch.randn(2, 3, generator=g, dtype=torch.float64)
+    big[:, 0], big[:, 1] = 1.5e308, -1.5e308             # finite entries whose sums overflow: summarise's mean is +-inf
+    hidden.append(big[torch.randperm(2, generator=g)])
     out = {"expected_visible": [_summary_expected(x) for x in visible_inputs],
            "expected": [_summary_expected(x) for x in hidden]}
     results, unchanged = [], []
@@ -803,8 +860,10 @@ def _(got, ref):
 #   op(x) == legacy_peaks(x): int64 values, 1-D; float32/float64; any length (0, 1, 2: no peak) . test_peaks_values
 #   reachable as torch.ops.<namespace>.<opname> after the call ........................................ test_peaks_values
 #   several calls with different names ................................................ every test (new name each)
+#   op(x) == legacy_peaks(x) for float64 peaks 1e-12 high (a float32 copy has none) .................. test_peaks_values
 #   opcheck passes: no peak / one / many, float32 and float64, with and without requires_grad
 #   (and the op's values on those inputs, so an op that is not legacy_peaks loses this cell too) ..... test_peaks_opcheck
+#   the output (the fake's too) is on x's device: the fake run on a fake CUDA signal ................ test_peaks_opcheck
 #   x[op(x)] * 2 compiles with fullgraph=True, once for one length whatever the number of peaks,
 #   with eager's values; op(x).shape[0] is the real count; gradients reach x ......................... test_peaks_compiled
 
@@ -840,6 +899,8 @@ def probe_peaks_values(seed):
     g = torch.Generator().manual_seed(seed + 70)
     inputs = (_signals(g, 2, 11) + _signals(g, 1, 9, torch.float64)
               + [torch.zeros(0), torch.ones(1), torch.tensor([1.0, 2.0]), torch.tensor([0.0, 3.0, 1.0], dtype=torch.float64)])
+    # float64 peaks 1e-12 high: a float32 copy of the signal has none
+    inputs.append(1.0 + torch.randn(10, generator=g, dtype=torch.float64) * 1e-12)
     out = {"expected": [_peaks_expected(x) for x in inputs]}
     try:
         op = register_peaks_op(_peaks_name("values_v", seed))
@@ -886,7 +947,7 @@ def probe_peaks_opcheck(seed):
     try:
         op = register_peaks_op(_peaks_name("opcheck", seed))
     except Exception as err:  # noqa: BLE001
-        return {"register": _error_text(err), "cases": {}, "values": [],
+        return {"register": _error_text(err), "cases": {}, "values": [], "fake_device": None,
                 "expected": [_peaks_expected(x) for x in cases.values()]}
     out, values = {}, []
     for label, x in cases.items():
@@ -899,8 +960,18 @@ def probe_peaks_opcheck(seed):
             values.append(op(x.detach()))
         except Exception as err:  # noqa: BLE001
             values.append(_error_text(err))
+    # the fake on a CUDA signal, run on fake tensors (no GPU needed): its output must be on x's device
+    try:
+        from torch._subclasses.fake_tensor import FakeTensorMode
+        from torch.fx.experimental.symbolic_shapes import ShapeEnv
+
+        with FakeTensorMode(shape_env=ShapeEnv()):
+            y = op(torch.empty(9, device="cuda", dtype=torch.float64))
+            fake_device = (str(y.device), str(y.dtype), y.dim())
+    except Exception as err:  # noqa: BLE001
+        fake_device = _error_text(err)
     torch._dynamo.reset()
-    return {"register": None, "cases": out, "values": values,
+    return {"register": None, "cases": out, "values": values, "fake_device": fake_device,
             "expected": [_peaks_expected(x) for x in cases.values()]}
 
 
@@ -919,6 +990,10 @@ def _(got, ref):
         ctx = visible() if "visible" in label else _nullcontext()
         with ctx:
             C.check_equal(text, None, name=f"torch.library.opcheck on a {label} signal", hint=hint)
+    C.check_equal(got["fake_device"], ref["fake_device"],
+                  name="(device, dtype, dim) of the fake's output for a float64 CUDA signal (run on fake tensors)",
+                  hint="the real output is on x's device, so the fake's must be too: allocate it with x.new_empty "
+                       "(torch.empty uses the default device)")
 
 
 @judge.probe("test_peaks_compiled")

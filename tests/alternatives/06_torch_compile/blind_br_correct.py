@@ -1,0 +1,26 @@
+"""Correct: own closure backend collecting graphs, log capture, separate fullgraph compile, reset around each. (written blind, from the release alone)."""
+CELL = 'break_report'
+SOURCE = '''
+def break_report(fn, *args) -> dict:
+    """Return {"graphs", "breaks", "reasons", "fullgraph"} for one compiled call fn(*args), from a fresh cache."""
+    seen = []
+
+    def backend(gm, example_inputs):
+        seen.append(gm)
+        return gm.forward
+
+    torch._dynamo.reset()
+    try:
+        with capture_logs("graph_breaks") as logs:
+            torch.compile(fn, backend=backend)(*args)
+        reasons = [str(r) for r in logs["graph_breaks"]]
+        torch._dynamo.reset()
+        try:
+            torch.compile(fn, backend="eager", fullgraph=True)(*args)
+            ok = True
+        except Exception:
+            ok = False
+    finally:
+        torch._dynamo.reset()
+    return {"graphs": len(seen), "breaks": len(reasons), "reasons": reasons, "fullgraph": ok}
+'''

@@ -1,0 +1,8 @@
+"""Correct: the course's traceable legacy_score_torch, masked_fill of the entries not above the global mean. (written blind, from the release alone)."""
+CELL = 'postprocess_fixed'
+SOURCE = '''
+def postprocess_fixed(logits: torch.Tensor) -> torch.Tensor:
+    """Same values as postprocess(logits), traceable by Dynamo as one graph (no print, no .item(), no NumPy)."""
+    drop = ~(logits > logits.mean())            # 0-d tensor threshold: no .item(); NaN mean drops everything
+    return cd.legacy_score_torch(logits).masked_fill(drop, 0)
+'''

@@ -1,0 +1,23 @@
+"""Restores only the log artifacts by hand with set_logs(**artifacts): log levels set before (e.g. dynamo=INFO) are lost. (written blind, from the release alone)."""
+CELL = 'break_report'
+KIND = 'contract'
+FAILS = ['test_break_report_repeat']
+SOURCE = '''
+def break_report(fn, *args) -> dict:
+    """Return {"graphs", "breaks", "reasons", "fullgraph"} for one compiled call fn(*args), from a fresh cache."""
+    _, was_on = cd.log_settings()
+    torch._dynamo.reset()
+    counter = CompileCounter()
+    with capture_logs("graph_breaks") as logs:
+        torch.compile(fn, backend=counter)(*args)
+    reasons = list(logs["graph_breaks"])
+    torch._dynamo.reset()
+    try:
+        torch.compile(fn, backend="eager", fullgraph=True)(*args)
+        full = True
+    except Exception:
+        full = False
+    torch._dynamo.reset()
+    torch._logging.set_logs(**{name: True for name in was_on})   # put back the artifacts that were on
+    return {"graphs": counter.count, "breaks": len(reasons), "reasons": reasons, "fullgraph": full}
+'''

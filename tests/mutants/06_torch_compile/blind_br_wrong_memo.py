@@ -1,0 +1,26 @@
+"""Memoises the report per function (ignores args, never recompiles nor calls fn again on later calls). (written blind, from the release alone)."""
+CELL = 'break_report'
+KIND = 'state'
+FAILS = ['test_break_report_counts']
+SOURCE = '''
+_REPORTS = {}
+
+def break_report(fn, *args) -> dict:
+    """Return {"graphs", "breaks", "reasons", "fullgraph"} for one compiled call fn(*args), from a fresh cache."""
+    if fn in _REPORTS:                      # "the report must be the same every time": compute it once per function
+        return dict(_REPORTS[fn])
+    torch._dynamo.reset()
+    counter = CompileCounter()
+    with capture_logs("graph_breaks") as logs:
+        torch.compile(fn, backend=counter)(*args)
+    torch._dynamo.reset()
+    try:
+        torch.compile(fn, backend="eager", fullgraph=True)(*args)
+        full = True
+    except Exception:
+        full = False
+    torch._dynamo.reset()
+    _REPORTS[fn] = {"graphs": counter.count, "breaks": len(logs["graph_breaks"]),
+                    "reasons": list(logs["graph_breaks"]), "fullgraph": full}
+    return dict(_REPORTS[fn])
+'''

@@ -1,0 +1,12 @@
+"""Computes in float32 and casts back: float64 inputs lose precision (and near-mean entries can flip). (written blind, from the release alone)."""
+CELL = 'postprocess_fixed'
+KIND = 'wrong-value'
+FAILS = ['test_postprocess_fullgraph', 'test_postprocess_one_graph', 'test_postprocess_values']
+SOURCE = '''
+def postprocess_fixed(logits: torch.Tensor) -> torch.Tensor:
+    """Same values as postprocess(logits), traceable by Dynamo as one graph (no print, no .item(), no NumPy)."""
+    x = logits.float()                                  # work in float32, return the caller's dtype
+    keep = x > x.mean()
+    scores = torch.where(x > 0, x * x, 0.5 * x)
+    return torch.where(keep, scores, torch.zeros_like(scores)).to(logits.dtype)
+'''

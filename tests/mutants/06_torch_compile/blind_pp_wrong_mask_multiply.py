@@ -1,0 +1,10 @@
+"""Multiplies the scores by the boolean mask: inf * 0 = nan and nan * 0 = nan where postprocess gives 0. (written blind, from the release alone)."""
+CELL = 'postprocess_fixed'
+KIND = 'edge-case'
+FAILS = ['test_postprocess_values']
+SOURCE = '''
+def postprocess_fixed(logits: torch.Tensor) -> torch.Tensor:
+    """Same values as postprocess(logits), traceable by Dynamo as one graph (no print, no .item(), no NumPy)."""
+    scores = torch.where(logits > 0, logits * logits, 0.5 * logits)
+    return scores * (logits > logits.mean())            # the mask zeroes what is not kept
+'''

@@ -1,0 +1,12 @@
+"""Threshold as logits.sum() / logits.numel(): in float16 the sum rounds and overflows to inf (mean() does not). (written blind, from the release alone)."""
+CELL = 'postprocess_fixed'
+KIND = 'edge-case'
+FAILS = ['test_postprocess_values']
+SOURCE = '''
+def postprocess_fixed(logits: torch.Tensor) -> torch.Tensor:
+    """Same values as postprocess(logits), traceable by Dynamo as one graph (no print, no .item(), no NumPy)."""
+    threshold = logits.sum() / logits.numel()           # the mean of all entries, whatever the shape
+    keep = logits > threshold
+    scores = torch.where(logits > 0, logits * logits, 0.5 * logits)
+    return torch.where(keep, scores, torch.zeros_like(scores))
+'''

@@ -1,0 +1,13 @@
+"""Sentinel torch.finfo(torch.float32).min for every dtype: float64 inputs below -3.4e38 (finite) give a wrong max. (written blind, from the release alone)."""
+CELL = 'summarise_unbacked'
+KIND = 'edge-case'
+FAILS = ['test_summarise_values']
+SOURCE = '''
+def summarise_unbacked(x: torch.Tensor) -> torch.Tensor:
+    """summarise(x) with no question about the set size: one compiled graph for every L, 0 and 1 included."""
+    low = torch.finfo(torch.float32).min                          # the lowest finite float
+    mean = x.sum(dim=0) / max(x.shape[0], 1)
+    top = torch.cat([x, x.new_full((1, x.shape[1]), low)]).amax(dim=0)
+    top = torch.where(top == low, torch.zeros_like(top), top)
+    return torch.stack([mean, top])
+'''
