@@ -45,10 +45,13 @@ def test_estimated_image_size_is_reasonable():
 
 
 def test_badge_points_at_the_students_copy_of_this_repository():
+    """The badge is in the student repository's README (make publish): Binder serves a whole repository, and this
+    one holds the solutions and the hidden tests, so the instructor's README has no badge of its own."""
     readme = (REPO / "README.md").read_text()
-    slug = binder.repo_slug()
-    assert binder.badge(slug) in readme, "the README's badge must be tools/binder.py's badge for this remote"
-    assert "urlpath=lab/tree/my_work/index.ipynb" in readme
+    assert "mybinder.org/v2/gh" not in readme, "Binder would serve this repository, answers included"
+    student_readme = (REPO / "course" / "grading" / "publish.py").read_text()
+    assert binder.badge(None) in student_readme, "the student repository's README carries tools/binder.py's badge"
+    assert "urlpath=lab/tree/my_work/index.ipynb" in binder.badge(None)
     assert binder.badge("me/fork") == ("[![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/"
                                        "me/fork/main?urlpath=lab/tree/my_work/index.ipynb)")
 

@@ -351,7 +351,8 @@ def test_no_secret_reaches_anything_the_student_or_the_instructor_reads(hostile_
     leaked = re.findall(r"LEAKED[^\\\n\"]*", graded)
     assert set(leaked) <= {"LEAKED ", "LEAKED-PRINT", "LEAKED '", "LEAKED-PRINT []"}, f"a probe's source reached the graded notebook: {leaked[:3]}"
     leak = c["reports"]["exception-leak"]["cells"]["test_count_positive"]["message"]
-    assert len(leak) < 1600 and leak.count("LEAKED") <= 1
+    # the probe's stolen source comes back once, capped (the message also quotes the student's own raise line)
+    assert len(leak) < 1600 and leak.count("LEAKED def") <= 1
     assert judge.count("\n") > 10
 
 

@@ -1,0 +1,17 @@
+"""tests/test_ddp.py in a fresh Python process (see tests/conftest.py: fork after a backward in the parent fails)."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from conftest import REPO
+
+
+def test_the_ddp_helpers_in_a_process_of_their_own():
+    env = dict(os.environ, COURSE_DDP_PROCESS="1")
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
+                           "-rs", "tests/test_ddp.py"], cwd=REPO, env=env, capture_output=True, text=True, timeout=1800)
+    print(proc.stdout[-6000:])
+    assert proc.returncode == 0, proc.stdout[-8000:] + proc.stderr[-2000:]
+    assert " passed" in proc.stdout
