@@ -17,6 +17,15 @@ from course.grading.judge import Judge, visible
 judge = Judge()
 
 
+def same_digest(have, want, rel=1e-4, abs_tol=1e-5):
+    """Two entries of judge_state_digest: shape and dtype equal, sums close."""
+    import math
+    if type(have) not in (tuple, list) or len(have) != len(want):
+        return False
+    return (tuple(have[0]) == tuple(want[0]) and have[1] == want[1]
+            and all(type(a) is float and math.isclose(a, b, rel_tol=rel, abs_tol=abs_tol) for a, b in zip(have[2:], want[2:])))
+
+
 @judge.shared
 def judge_state_digest(module):
     """{key: (shape, dtype, sum, sum of squares, weighted sum)} of a module's state_dict, in float64."""
@@ -519,7 +528,9 @@ def check_load_case(g, r, hint=""):
         C.check_equal(set(rep_g[field]), set(rep_r[field]), name=f"report.{field} for the {label}", hint=f"{field}: {why}. {hint}")
     for key, want in r["state"].items():
         have = g["state"].get(key)
-        if have != want:
+        # shape and dtype exactly; the sums to 1e-4 relative: the visible checkpoint comes from one training step,
+        # whose float32 sums differ in the last bits between two processes with other thread counts
+        if not same_digest(have, want):
             C.check_true(False, f"the {label}: the model's {key} does not hold the expected values after loading "
                                 f"(shape/dtype/sums {have} vs {want})",
                          hint="copy every loaded tensor into the model; strict=False on keys that do not match loads "
