@@ -64,15 +64,38 @@ def sweep_seeds(n: int, key: bytes = b"sweep") -> list[int]:
     return [student_seed(key, "sweep", f"student-{i}") for i in range(n)]
 
 
-def _reference_cells(chapter: str, root: Path) -> list[tuple[int, str]]:
+def _reference_cells(chapter: str, root: Path) -> list[tuple[int, str, str]]:
+    """(index, grade_id, source) of the reference notebook's solution cells and locked non-grade (setup) cells."""
     from course.grading.references import reference_notebook
 
     nb = reference_notebook(chapter, root)
     out = []
     for i, c in enumerate(nb.cells):
         if c.cell_type == "code" and (is_solution(c) or (is_locked(c) and not is_grade(c))):
-            out.append((i, c.source))
+            out.append((i, c.metadata.get("nbgrader", {}).get("grade_id", ""), c.source))
     return out
+
+
+def _prepare(chapter: str, root: Path, prefix: str):
+    """The grading environment in this process: the judge, a scratch folder holding the chapter's data files (as
+    the working directory), and an IPython shell that shows no tracebacks and needs no event loop."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from course.grading.references import source_notebook
+
+    judge = load(chapter, root)
+    os.environ["NBGRADER_EXECUTION"] = "autograde"
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    work = Path(tempfile.mkdtemp(prefix=f"{prefix}-{chapter}-"))
+    for item in source_notebook(chapter, root).parent.iterdir():
+        if item.is_file() and item.suffix != ".ipynb" and item.name != "judge.py":
+            (work / item.name).write_bytes(item.read_bytes())
+    os.chdir(work)
+    shell = InteractiveShell.instance()
+    shell.enable_gui = lambda gui=None: None  # `%matplotlib inline` needs no event loop here
+    shell.showtraceback = lambda *a, **k: None  # errors are reported by the caller, once
+    return judge, shell
 
 
 def _one(probe_code, seed: int, namespace: dict) -> tuple[dict, float]:
@@ -88,27 +111,13 @@ def _one(probe_code, seed: int, namespace: dict) -> tuple[dict, float]:
 def run(chapter: str, root: Path, seeds: list[int], donothing_seeds: int = 10, twice: bool | int = True,
         log=print) -> SweepReport:
     """Sweep ``chapter`` (see the module docstring); return the report. Runs the notebook's code in this process."""
-    from IPython.core.interactiveshell import InteractiveShell
-
     from course.grading.known import load_variants
-    from course.grading.references import source_notebook
 
     root = Path(root).resolve()
     report = SweepReport(chapter=chapter, seeds=list(seeds))
-    judge = load(chapter, root)
-    os.environ["NBGRADER_EXECUTION"] = "autograde"
-    os.environ.setdefault("MPLBACKEND", "Agg")
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    work = Path(tempfile.mkdtemp(prefix=f"sweep-{chapter}-"))
-    for item in source_notebook(chapter, root).parent.iterdir():
-        if item.is_file() and item.suffix != ".ipynb" and item.name != "judge.py":
-            (work / item.name).write_bytes(item.read_bytes())
-    os.chdir(work)
-    shell = InteractiveShell.instance()
-    shell.enable_gui = lambda gui=None: None  # `%matplotlib inline` needs no event loop here
-    shell.showtraceback = lambda *a, **k: None  # errors are reported below, once
+    judge, shell = _prepare(chapter, root, "sweep")
     t0 = time.perf_counter()
-    for index, source in _reference_cells(chapter, root):
+    for index, _cell_id, source in _reference_cells(chapter, root):
         result = shell.run_cell(source, store_history=False, silent=True)
         err = result.error_before_exec or result.error_in_exec
         if err is not None:
@@ -205,30 +214,16 @@ def variants(chapter: str, root: Path, seeds: list[int], names: list[str] | None
     logic of :mod:`course.grading.known`'s end-to-end check without a sandboxed notebook per submission (our own
     variants are trusted code), so every mutant can be checked in a test run that must stay short.
     """
-    from IPython.core.interactiveshell import InteractiveShell
-
     from course.grading.known import load_variants
-    from course.grading.references import reference_notebook, source_notebook
+    from course.grading.references import reference_notebook
 
     root = Path(root).resolve()
     t0 = time.perf_counter()
     report = VariantReport(chapter=chapter, seeds=list(seeds))
-    judge = load(chapter, root)
-    os.environ["NBGRADER_EXECUTION"] = "autograde"
-    os.environ.setdefault("MPLBACKEND", "Agg")
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    work = Path(tempfile.mkdtemp(prefix=f"variants-{chapter}-"))
-    for item in source_notebook(chapter, root).parent.iterdir():
-        if item.is_file() and item.suffix != ".ipynb" and item.name != "judge.py":
-            (work / item.name).write_bytes(item.read_bytes())
-    os.chdir(work)
+    judge, shell = _prepare(chapter, root, "variants")
     nb = reference_notebook(chapter, root)
-    cells = [(i, c.metadata.get("nbgrader", {}).get("grade_id", ""), c.source) for i, c in enumerate(nb.cells)
-             if c.cell_type == "code" and (is_solution(c) or (is_locked(c) and not is_grade(c)))]
+    cells = _reference_cells(chapter, root)
     graded = [c.metadata["nbgrader"]["grade_id"] for c in nb.cells if is_grade(c)]
-    shell = InteractiveShell.instance()
-    shell.enable_gui = lambda gui=None: None
-    shell.showtraceback = lambda *a, **k: None
     namespace, errors = _fresh_namespace(shell, cells, {})
     if errors:
         report.problems.append(f"the reference does not run: {errors[0]}")
