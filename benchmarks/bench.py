@@ -67,7 +67,7 @@ def bare_execute(nb_path: Path, env_extra: dict[str, str]) -> float:
 def bench_chapters(chapters: list[str], seed: int) -> list[dict]:
     rows = []
     for ch in chapters:
-        student, _ = planner.execute(planner.notebook_path(ch), grading=False, timeout=900)
+        student, executed = planner.execute(planner.notebook_path(ch), grading=False, timeout=900)
         from course.grading.judge import load
         judge = load(ch, REPO)
         t0 = time.perf_counter()
@@ -86,6 +86,7 @@ def bench_chapters(chapters: list[str], seed: int) -> list[dict]:
         print(f"{ch:<24} student {student:6.1f} s (budget {STUDENT_BUDGET:g})   graded {graded:6.1f} s "
               f"= submission {sub_seconds:5.1f} + reference {ref_seconds:5.1f} (budget {GRADING_BUDGET:g})"
               f"{'   OVER BUDGET' if student > STUDENT_BUDGET or graded > GRADING_BUDGET else ''}", flush=True)
+        print(f"{'':<24} slowest cells in student mode: {planner.slowest_cells(executed)}", flush=True)
     return rows
 
 

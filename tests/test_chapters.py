@@ -32,10 +32,10 @@ from course.grading import nbgrader_io
 from course.grading.worker import strip_hidden_tests
 
 SEED = 20261202
-GRADING_BUDGET = {ch: 60 for ch in CHAPTERS}   # seconds on 2 cores: one submission, judged (reference included)
-STUDENT_BUDGET = {ch: 120 for ch in CHAPTERS}  # seconds on 2 cores: the student's notebook top to bottom
-# A tripwire for a run that hangs, not a budget: a busy machine must not fail a correct build (make bench measures).
-TRIPWIRE = 10
+# Times are printed here and measured by `make bench`, never asserted: a busy machine must not fail a correct build
+# (CI once ran Chapter 4's student mode in 1235 s, 45 times its quiet 26 s). What is asserted is that nothing hangs:
+# no cell of any chapter takes a minute on a quiet 2-core machine, so one that runs past CELL_HANG_GUARD has hung.
+CELL_HANG_GUARD = 480
 # Groups of mutants and of alternatives graded end to end (a sandboxed notebook each, through nbgrader); every
 # variant is also checked in one process through the same probes and verdicts (test_every_variant_...). The
 # whole end-to-end check of every group is `python -m course.grading check CHAPTER --attacks`.
@@ -96,7 +96,6 @@ def test_solution_scores_full_marks(chapter, tmp_path_factory):
     seconds = r["seconds"] + g.timing.get("references", 0)  # the submission + the (class-wide) reference run
     print(f"[{chapter}] grading mode: {r['seconds']:.1f} s for the submission + the reference run; "
           f"{seconds:.1f} s in all, {total:g} points")
-    assert seconds <= TRIPWIRE * GRADING_BUDGET[chapter], f"{chapter}: {seconds:.1f} s to grade one submission"
     nb = grading.read(next((g.course / "autograded" / "solution" / chapter).glob("*.ipynb")))
     unexecuted = [i for i, c in enumerate(nb.cells) if c.cell_type == "code" and c.source.strip()
                   and c.get("execution_count") is None]
@@ -221,13 +220,11 @@ def solution_notebook(chapter: str) -> nbformat.NotebookNode:
 
 @pytest.mark.parametrize("chapter", group("run"))
 def test_student_mode_runs(chapter):
-    seconds, nb = grading.execute(grading.notebook_path(chapter), grading=False,
-                                  timeout=TRIPWIRE * STUDENT_BUDGET[chapter])
-    print(f"[{chapter}] student mode: {seconds:.1f} s")
+    seconds, nb = grading.execute(grading.notebook_path(chapter), grading=False, timeout=CELL_HANG_GUARD)
+    print(f"[{chapter}] student mode: {seconds:.1f} s; slowest cells: {grading.slowest_cells(nb)}")
     errors = [(i, o.get("ename"), o.get("evalue", "")[:200]) for i, c in enumerate(nb.cells) if c.cell_type == "code"
               for o in c.get("outputs", []) if o.get("output_type") == "error"]
     assert not errors, errors
-    assert seconds <= TRIPWIRE * STUDENT_BUDGET[chapter], f"{chapter} took {seconds:.1f} s in student mode"
     assert seconds > 0.5, "a chapter that 'ran' in under half a second did not really execute"
     # Headless fallback: without a frontend, every widget cell still shows one static result.
     for i, c in enumerate(nb.cells):
@@ -256,7 +253,7 @@ def test_run_all_on_the_untouched_release_runs_every_cell(chapter, tmp_path):
     os.environ.clear()
     os.environ.update(env)
     try:
-        NotebookClient(nb, timeout=TRIPWIRE * STUDENT_BUDGET[chapter], kernel_name="python3",
+        NotebookClient(nb, timeout=CELL_HANG_GUARD, kernel_name="python3",
                        resources={"metadata": {"path": str(tmp_path / chapter)}}).execute()
     finally:
         os.environ.clear()

@@ -463,6 +463,22 @@ def execute(path: Path, grading: bool = False, timeout: int = 300) -> tuple[floa
     return elapsed, nb
 
 
+def slowest_cells(nb: nbformat.NotebookNode, n: int = 5) -> str:
+    """The ``n`` code cells that took longest in an executed notebook, as "cell 24 4.1 s, ..." (nbclient's timestamps)."""
+    from datetime import datetime
+
+    def seconds(cell) -> float:
+        meta = cell.get("metadata", {}).get("execution", {})
+        start, end = meta.get("iopub.execute_input"), meta.get("shell.execute_reply")
+        if not (start and end):
+            return 0.0
+        parse = lambda stamp: datetime.fromisoformat(stamp.replace("Z", "+00:00"))  # noqa: E731
+        return (parse(end) - parse(start)).total_seconds()
+
+    timed = sorted(((seconds(c), i) for i, c in enumerate(nb.cells) if c.cell_type == "code"), reverse=True)[:n]
+    return ", ".join(f"cell {i} {s:.1f} s" for s, i in timed)
+
+
 def release(root: Path = REPO, only: list[str] | None = None) -> list[Path]:
     """Regenerate ``release/<chapter>/`` from ``source/`` with ``nbgrader generate_assignment``; return the folders.
 
