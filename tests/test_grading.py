@@ -76,3 +76,16 @@ def test_problems_and_table():
     assert "TOTAL" in grading.table(g) and "2/3" in grading.table(g)
     g.scores.pop("m")
     assert any("no grades recorded" in p for p in grading.problems(g))
+
+
+def test_slowest_cells_reports_run_time_and_the_stall_before_a_cell():
+    def cell(busy, reply):
+        c = nbformat.v4.new_code_cell("pass")
+        c.metadata["execution"] = {"iopub.status.busy": busy, "iopub.execute_input": busy, "shell.execute_reply": reply}
+        return c
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [cell("2026-12-04T01:00:00.000Z", "2026-12-04T01:00:02.000Z"), nbformat.v4.new_markdown_cell("x"),
+                cell("2026-12-04T01:05:02.000Z", "2026-12-04T01:05:03.500Z"),
+                cell("2026-12-04T01:05:03.600Z", "2026-12-04T01:05:03.700Z"), nbformat.v4.new_code_cell("unrun")]
+    assert grading.slowest_cells(nb, n=2) == "cell 2 1.5 s + 300.0 s before it, cell 0 2.0 s"

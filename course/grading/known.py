@@ -464,19 +464,28 @@ def execute(path: Path, grading: bool = False, timeout: int = 300) -> tuple[floa
 
 
 def slowest_cells(nb: nbformat.NotebookNode, n: int = 5) -> str:
-    """The ``n`` code cells that took longest in an executed notebook, as "cell 24 4.1 s, ..." (nbclient's timestamps)."""
+    """The ``n`` code cells that took longest in an executed notebook, from nbclient's timestamps.
+
+    Each is "cell 24 4.1 s", with "+ 300.2 s before it" when the wait between the previous cell's reply and
+    this cell's start (a stall outside any cell: benchmarks/stall.py) is over a second.
+    """
     from datetime import datetime
 
-    def seconds(cell) -> float:
-        meta = cell.get("metadata", {}).get("execution", {})
-        start, end = meta.get("iopub.execute_input"), meta.get("shell.execute_reply")
-        if not (start and end):
-            return 0.0
-        parse = lambda stamp: datetime.fromisoformat(stamp.replace("Z", "+00:00"))  # noqa: E731
-        return (parse(end) - parse(start)).total_seconds()
+    def stamp(text: str) -> float:
+        return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
 
-    timed = sorted(((seconds(c), i) for i, c in enumerate(nb.cells) if c.cell_type == "code"), reverse=True)[:n]
-    return ", ".join(f"cell {i} {s:.1f} s" for s, i in timed)
+    rows, prev_end = [], None
+    for i, c in enumerate(nb.cells):
+        meta = c.get("metadata", {}).get("execution", {}) if c.cell_type == "code" else {}
+        if "shell.execute_reply" not in meta:
+            continue
+        start = stamp(meta.get("iopub.status.busy", meta.get("iopub.execute_input", meta["shell.execute_reply"])))
+        end = stamp(meta["shell.execute_reply"])
+        gap = start - prev_end if prev_end is not None else 0.0
+        rows.append((end - start + max(gap, 0.0), i, end - start, gap))
+        prev_end = end
+    return ", ".join(f"cell {i} {ran:.1f} s" + (f" + {gap:.1f} s before it" if gap > 1 else "")
+                     for _, i, ran, gap in sorted(rows, reverse=True)[:n])
 
 
 def release(root: Path = REPO, only: list[str] | None = None) -> list[Path]:
