@@ -2,7 +2,7 @@
 
     python benchmarks/stall.py 03_torchscript --runs 20
 
-Each run executes the source notebook in a fresh kernel (``course.grading.planner.execute``,
+Each run executes the source notebook in a fresh kernel (``course.grading.known.execute``,
 as the chapter tests do). From each cell's execution timestamps it records how long the cell
 ran and the gap before it started. A *stall* is a cell, or a gap between cells, over
 ``--stall-seconds`` (60 by default): the symptom Chapter 3's first edition showed (about 300 s
