@@ -8,7 +8,7 @@
 #   make grade       instructor demo: regenerate release/, grade a demo class (progress, cost said first)
 #   make release     regenerate release/ from source/ (after editing a source notebook)
 #   make publish DEST=../pytorch-internals-student   the student repository (no solution, no hidden test)
-#   make sweep       every hidden test on the reference for 100 seeds, every chapter (the test run samples 25)
+#   make sweep       every hidden test on the reference for 100 seeds, every chapter (the test run samples 12)
 #   make check       every mutant group, alternative and attack of every chapter graded end to end
 #   make bench       time the chapters and class grading (stock nbgrader vs the judge, and their scores)
 SHELL := /bin/bash
