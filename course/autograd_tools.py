@@ -255,10 +255,12 @@ def quiet_native_stderr():
 def allocator_trace(step: Callable[[], Any], warmup: int = 1):
     """Run ``step()`` ``warmup`` times, then once under ``torch.profiler`` with ``profile_memory=True``.
 
-    Returns the :class:`course.profiling.Trace`: ``.peak_bytes()`` is the CPU allocator's highest total during
-    the step above what was allocated when it started (bytes), ``.memory_curve()`` the total after each
-    allocation or free. The profiler's C++ log lines (and its note about blocks allocated before it started)
-    are silenced.
+    Returns the :class:`course.profiling.Trace`: ``.peak_bytes()`` is the highest running total of the
+    allocations and frees the profiler saw during the step (bytes), ``.memory_curve()`` that total after each
+    one. A block allocated before recording began is not counted when the step frees it, so the total is only
+    "above what was allocated when it started" for a step that frees nothing it did not allocate (clear
+    gradients at the end of a step, not at its start). The profiler's C++ log lines (and its note about blocks
+    allocated before it started) are silenced.
     """
     from course.profiling import profile_steps
 
