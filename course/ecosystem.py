@@ -545,13 +545,20 @@ def run_steps(config: str, steps: int, batch_size: int = 16, seed: int = 0) -> f
     every 50 steps), three callbacks (two no-op ones and ``ModelCheckpoint`` at the end of training), and a
     TQDM progress bar refreshed every step (plain text into a discarded buffer; a notebook shows a widget instead,
     which costs more, so this is a lower bound). No validation. Writes only to a temporary folder, removed before returning.
+    The model's weights are drawn with torch seed ``seed`` inside ``torch.random.fork_rng``: the caller's global
+    RNG is left as it was (this chapter's rule for helpers).
     """
+    if config not in OVERHEAD_CONFIGS:
+        raise ValueError(f"unknown config {config!r}; one of {OVERHEAD_CONFIGS}")
+    with torch.random.fork_rng():
+        return _run_steps(config, steps, batch_size, seed)
+
+
+def _run_steps(config: str, steps: int, batch_size: int, seed: int) -> float:
     import contextlib
     import io
     import tempfile
 
-    if config not in OVERHEAD_CONFIGS:
-        raise ValueError(f"unknown config {config!r}; one of {OVERHEAD_CONFIGS}")
     X, y = make_separable(max(steps, 1) * batch_size, seed=seed)
     loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(X, y), batch_size=batch_size)
     torch.manual_seed(seed)

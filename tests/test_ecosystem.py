@@ -370,6 +370,12 @@ def test_run_steps_every_config_trains():
     assert losses["plain loop"] == pytest.approx(losses["+ self.log every step"], rel=1e-5)
     with pytest.raises(ValueError):
         E.run_steps("nope", 2)
+    torch.manual_seed(123)
+    expected = torch.rand(3)
+    torch.manual_seed(123)
+    E.run_steps("plain loop", 2)
+    E.run_steps("+ self.log every step", 2)
+    assert torch.equal(torch.rand(3), expected), "run_steps must leave the caller's global RNG as it was"
 
 
 def test_save_local_weights_round_trip(tmp_path):
