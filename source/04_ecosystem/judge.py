@@ -1022,8 +1022,11 @@ def probe_capstone_fit(seed):
         ck = torch.load(path, weights_only=True) if _os.path.isfile(path) else None
     finally:
         _shutil.rmtree(folder, ignore_errors=True)
-    out = {"dtypes": dtypes, "exists": ck is not None, "trained": judge_state_digest(ft.model),
-           "changed": judge_state_digest(ft.model) != initial,
+    # The trained weights themselves are not compared with the reference's: one float32 Lightning step already
+    # differed in the last bits between two processes with other thread counts (the visible checkpoint), and
+    # bf16 autocast rounds far more coarsely. What training did is checked through
+    # the loss (test_capstone_training_step), the steps, groups and hyper-parameters below, and the checkpoint.
+    out = {"dtypes": dtypes, "exists": ck is not None, "changed": judge_state_digest(ft.model) != initial,
            "param_dtypes": sorted({str(p.dtype) for p in ft.model.parameters()})}
     if ck is not None:
         pairs = {}
