@@ -12,7 +12,6 @@ if a run failed or stalled. Results go to ``.bench/stall-<chapter>.json``.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import statistics
 import sys
@@ -25,24 +24,6 @@ sys.path.insert(0, str(REPO))
 from course.grading import known as planner  # noqa: E402
 
 
-def _ts(text: str) -> float:
-    return dt.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
-
-
-def cell_times(nb) -> list[tuple[int, float, float]]:
-    """(cell index, seconds it ran, seconds between the previous cell's reply and its start) per code cell."""
-    rows, prev_end = [], None
-    for k, c in enumerate(nb.cells):
-        ex = c.get("metadata", {}).get("execution", {}) if c.cell_type == "code" else {}
-        if "shell.execute_reply" not in ex:
-            continue
-        start = _ts(ex.get("iopub.status.busy", ex.get("iopub.execute_input")))
-        end = _ts(ex["shell.execute_reply"])
-        rows.append((k, round(end - start, 2), round(start - prev_end, 2) if prev_end else 0.0))
-        prev_end = end
-    return rows
-
-
 def run(chapter: str, grading: bool, n: int, stall_seconds: float) -> dict:
     path = planner.notebook_path(chapter)
     runs = []
@@ -50,7 +31,7 @@ def run(chapter: str, grading: bool, n: int, stall_seconds: float) -> dict:
         t0 = time.time()
         try:
             secs, nb = planner.execute(path, grading=grading, timeout=600)
-            err, cells = None, cell_times(nb)
+            err, cells = None, planner.cell_times(nb)
         except Exception as e:  # noqa: BLE001 - recorded and reported
             secs, err, cells = time.time() - t0, f"{type(e).__name__}: {str(e)[:300]}", []
         stalls = [c for c in cells if max(c[1], c[2]) > stall_seconds]

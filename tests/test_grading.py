@@ -88,4 +88,5 @@ def test_slowest_cells_reports_run_time_and_the_stall_before_a_cell():
     nb.cells = [cell("2026-12-04T01:00:00.000Z", "2026-12-04T01:00:02.000Z"), nbformat.v4.new_markdown_cell("x"),
                 cell("2026-12-04T01:05:02.000Z", "2026-12-04T01:05:03.500Z"),
                 cell("2026-12-04T01:05:03.600Z", "2026-12-04T01:05:03.700Z"), nbformat.v4.new_code_cell("unrun")]
+    assert grading.cell_times(nb) == [(0, 2.0, 0.0), (2, 1.5, 300.0), (3, 0.1, 0.1)]
     assert grading.slowest_cells(nb, n=2) == "cell 2 1.5 s + 300.0 s before it, cell 0 2.0 s"

@@ -27,7 +27,7 @@ import importlib
 
 _KNOWN = {"TAMPER_PRELUDE", "ATTACKS", "Variant", "Submission", "Graded", "chapters", "notebook_path", "read",
           "solution_cells", "graded_cells", "strip_markers", "load_variants", "plan", "build_notebook", "make_course",
-          "generate", "read_scores", "grade", "problems", "table", "execute", "slowest_cells", "release", "demo", "REPO",
+          "generate", "read_scores", "grade", "problems", "table", "execute", "cell_times", "slowest_cells", "release", "demo", "REPO",
           "textwrap_dedent", "write_submissions", "write_damaged"}
 
 

@@ -463,12 +463,9 @@ def execute(path: Path, grading: bool = False, timeout: int = 300) -> tuple[floa
     return elapsed, nb
 
 
-def slowest_cells(nb: nbformat.NotebookNode, n: int = 5) -> str:
-    """The ``n`` code cells that took longest in an executed notebook, from nbclient's timestamps.
-
-    Each is "cell 24 4.1 s", with "+ 300.2 s before it" when the wait between the previous cell's reply and
-    this cell's start (a stall outside any cell: benchmarks/stall.py) is over a second.
-    """
+def cell_times(nb: nbformat.NotebookNode) -> list[tuple[int, float, float]]:
+    """(cell index, seconds it ran, seconds between the previous cell's reply and its start) per executed code
+    cell of a notebook run by nbclient, from its execution timestamps (rounded to 10 ms)."""
     from datetime import datetime
 
     def stamp(text: str) -> float:
@@ -481,11 +478,19 @@ def slowest_cells(nb: nbformat.NotebookNode, n: int = 5) -> str:
             continue
         start = stamp(meta.get("iopub.status.busy", meta.get("iopub.execute_input", meta["shell.execute_reply"])))
         end = stamp(meta["shell.execute_reply"])
-        gap = start - prev_end if prev_end is not None else 0.0
-        rows.append((end - start + max(gap, 0.0), i, end - start, gap))
+        rows.append((i, round(end - start, 2), round(start - prev_end, 2) if prev_end is not None else 0.0))
         prev_end = end
-    return ", ".join(f"cell {i} {ran:.1f} s" + (f" + {gap:.1f} s before it" if gap > 1 else "")
-                     for _, i, ran, gap in sorted(rows, reverse=True)[:n])
+    return rows
+
+
+def slowest_cells(nb: nbformat.NotebookNode, n: int = 5) -> str:
+    """The ``n`` code cells that took longest in an executed notebook (:func:`cell_times`), counting the wait before each.
+
+    Each is "cell 24 4.1 s", with "+ 300.2 s before it" when the wait between the previous cell's reply and
+    this cell's start (a stall outside any cell: benchmarks/stall.py) is over a second.
+    """
+    rows = sorted(((ran + max(gap, 0.0), i, ran, gap) for i, ran, gap in cell_times(nb)), reverse=True)[:n]
+    return ", ".join(f"cell {i} {ran:.1f} s" + (f" + {gap:.1f} s before it" if gap > 1 else "") for _, i, ran, gap in rows)
 
 
 def release(root: Path = REPO, only: list[str] | None = None) -> list[Path]:

@@ -64,11 +64,8 @@ def sweep_seeds(n: int, key: bytes = b"sweep") -> list[int]:
     return [student_seed(key, "sweep", f"student-{i}") for i in range(n)]
 
 
-def _reference_cells(chapter: str, root: Path) -> list[tuple[int, str, str]]:
-    """(index, grade_id, source) of the reference notebook's solution cells and locked non-grade (setup) cells."""
-    from course.grading.references import reference_notebook
-
-    nb = reference_notebook(chapter, root)
+def _reference_cells(nb) -> list[tuple[int, str, str]]:
+    """(index, grade_id, source) of a reference notebook's solution cells and locked non-grade (setup) cells."""
     out = []
     for i, c in enumerate(nb.cells):
         if c.cell_type == "code" and (is_solution(c) or (is_locked(c) and not is_grade(c))):
@@ -112,12 +109,13 @@ def run(chapter: str, root: Path, seeds: list[int], donothing_seeds: int = 10, t
         log=print) -> SweepReport:
     """Sweep ``chapter`` (see the module docstring); return the report. Runs the notebook's code in this process."""
     from course.grading.known import load_variants
+    from course.grading.references import reference_notebook
 
     root = Path(root).resolve()
     report = SweepReport(chapter=chapter, seeds=list(seeds))
     judge, shell = _prepare(chapter, root, "sweep")
     t0 = time.perf_counter()
-    for index, _cell_id, source in _reference_cells(chapter, root):
+    for index, _cell_id, source in _reference_cells(reference_notebook(chapter, root)):
         result = shell.run_cell(source, store_history=False, silent=True)
         err = result.error_before_exec or result.error_in_exec
         if err is not None:
@@ -222,7 +220,7 @@ def variants(chapter: str, root: Path, seeds: list[int], names: list[str] | None
     report = VariantReport(chapter=chapter, seeds=list(seeds))
     judge, shell = _prepare(chapter, root, "variants")
     nb = reference_notebook(chapter, root)
-    cells = _reference_cells(chapter, root)
+    cells = _reference_cells(nb)
     graded = [c.metadata["nbgrader"]["grade_id"] for c in nb.cells if is_grade(c)]
     namespace, errors = _fresh_namespace(shell, cells, {})
     if errors:
