@@ -330,8 +330,22 @@ def type_answer(page, hub: Hub, name: str, answer: str) -> None:
     cell.locator(".cm-content").click()
     page.keyboard.press("Control+a")
     page.keyboard.insert_text(answer)
-    page.keyboard.press("Control+s")
-    page.wait_for_selector(".lm-TabBar-tab.jp-mod-current:not(.jp-mod-dirty)", timeout=60_000)
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    # Save, and wait until the tab is clean. Under load a Ctrl+S can arrive before JupyterLab has taken the typed
+    # text in (the tab turns dirty after the save) or the save request can be slow; press it again rather than
+    # waiting once for a long time.
+    for attempt in range(6):
+        page.keyboard.press("Control+s")
+        try:
+            page.wait_for_selector(".lm-TabBar-tab.jp-mod-current:not(.jp-mod-dirty)", timeout=20_000)
+            page.wait_for_timeout(500)
+            if page.locator(".lm-TabBar-tab.jp-mod-current.jp-mod-dirty").count() == 0:
+                return
+        except PlaywrightTimeout:
+            pass
+    dialogs = page.locator(".jp-Dialog").all_inner_texts()
+    raise AssertionError(f"{name}: the notebook stayed unsaved after 6 presses of Ctrl+S; dialogs open: {dialogs}")
 
 
 def solution_in(nb_path: Path) -> str:
