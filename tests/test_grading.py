@@ -90,3 +90,33 @@ def test_slowest_cells_reports_run_time_and_the_stall_before_a_cell():
                 cell("2026-12-04T01:05:03.600Z", "2026-12-04T01:05:03.700Z"), nbformat.v4.new_code_cell("unrun")]
     assert grading.cell_times(nb) == [(0, 2.0, 0.0), (2, 1.5, 300.0), (3, 0.1, 0.1)]
     assert grading.slowest_cells(nb, n=2) == "cell 2 1.5 s + 300.0 s before it, cell 0 2.0 s"
+
+
+def test_a_probe_with_a_time_limit_of_its_own_outlives_the_default(tmp_path):
+    """A probe that compiles (Chapter 3's AOTInductor package) gets its own limit (``judge.probe(..., seconds=)``);
+    every other probe keeps the grader's ``probe_seconds``. Both probes below sleep 4 s; the default is 2 s."""
+    from course.grading.config import Limits
+    from course.grading.judge import Judge
+    from course.grading.worker import run_submission
+
+    judge = Judge()
+
+    @judge.probe("t_own", seconds=60)
+    def probe_own(seed):
+        import time as _time
+        _time.sleep(4)
+        return seed + 1
+
+    @judge.probe("t_default")
+    def probe_default(seed):
+        import time as _time
+        _time.sleep(4)
+        return seed + 2
+
+    codes = judge.codes()
+    assert [c.seconds for c in codes] == [60, None]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")])
+    result = run_submission(nb, "00_toy", "student", codes, seed=5, limits=Limits(probe_seconds=2), decoys=False)
+    assert result.results["t_own"].get("ok") is True and result.results["t_own"]["value"] == 6, result.results["t_own"]
+    assert result.results["t_default"].get("ok") is False
+    assert "did not finish within 2 s" in result.results["t_default"]["error"], result.results["t_default"]

@@ -85,6 +85,7 @@ class Probe:
     fn: Callable
     source: str
     check: Callable | None = None
+    seconds: float | None = None  # a time limit of its own (a probe that compiles), else the grader's probe_seconds
 
     def verdict(self, fn: Callable) -> Callable:
         """Decorator: register ``fn(got, ref)`` as this probe's verdict."""
@@ -116,8 +117,9 @@ class Judge:
     probes: dict[str, Probe] = field(default_factory=dict)
     shared_sources: list[str] = field(default_factory=list)
 
-    def probe(self, test: str) -> Callable[[Callable], Probe]:
-        """Decorator: register the probe of grade cell ``test``."""
+    def probe(self, test: str, seconds: float | None = None) -> Callable[[Callable], Probe]:
+        """Decorator: register the probe of grade cell ``test`` (``seconds``: its own time limit, for a probe
+        that compiles; otherwise the grader's ``probe_seconds``)."""
         def register(fn: Callable) -> Probe:
             if test in self.probes:
                 raise JudgeError(f"two probes for grade cell {test!r}")
@@ -125,7 +127,7 @@ class Judge:
             if code.co_freevars:
                 raise JudgeError(f"probe {fn.__name__} uses names from an enclosing function "
                                  f"({', '.join(code.co_freevars)}); probes run in the notebook's namespace")
-            p = Probe(test=test, fn=fn, source=_def_source(fn))
+            p = Probe(test=test, fn=fn, source=_def_source(fn), seconds=seconds)
             self.probes[test] = p
             return p
         return register
@@ -138,7 +140,7 @@ class Judge:
     def code(self, test: str) -> ProbeCode:
         """The probe of ``test`` as the worker receives it."""
         p = self.probes[test]
-        return ProbeCode(test=test, name=p.name, source="\n".join(self.shared_sources + [p.source]))
+        return ProbeCode(test=test, name=p.name, source="\n".join(self.shared_sources + [p.source]), seconds=p.seconds)
 
     def codes(self, tests: list[str] | None = None) -> list[ProbeCode]:
         """All probes (or those of ``tests``), in registration order."""

@@ -55,6 +55,7 @@ class ProbeCode:
     test: str
     name: str
     source: str
+    seconds: float | None = None  # this probe's own time limit (a probe that compiles); None: limits.probe_seconds
 
 
 def strip_hidden_tests(source: str) -> str:
@@ -509,7 +510,8 @@ async def _one_probe(run: _Run, probe: ProbeCode, seed: int, nonce: int, killed_
     """Send one probe; return its record and whether the kernel is still usable."""
     out = run.sandbox.ipcdir / f"probe-{nonce}.pt"
     cell = nbformat.v4.new_code_cell(_probe_snippet(probe, seed, out, nonce))
-    status = await run.execute(cell, len(run.nb.cells), run.limits.probe_seconds)
+    seconds = probe.seconds or run.limits.probe_seconds
+    status = await run.execute(cell, len(run.nb.cells), seconds)
     alive = True
     rec: dict
     try:
@@ -524,7 +526,7 @@ async def _one_probe(run: _Run, probe: ProbeCode, seed: int, nonce: int, killed_
                "the probe's result was too large for the grader's memory"}
     if status == "timeout":
         if not rec.get("ok"):
-            rec = {"ok": False, "error": f"timed out: the test did not finish within {run.limits.probe_seconds:g} s "
+            rec = {"ok": False, "error": f"timed out: the test did not finish within {seconds:g} s "
                                          "(an endless loop, or far too slow?)"}
         if run.crowded():
             alive = await _restart(run, f"probe {probe.test} left {run.processes()} processes running", killed_at)

@@ -568,13 +568,23 @@ def _(got, ref):
 #   drops out through F.dropout(..., training=self.training) (as BERT's
 #   attention does), so switching only the nn.Dropout submodules fails ...... test_serving_logits
 #   other model sizes (vocab, hidden, labels, max positions) ............... test_serving_logits, _shapes, _snapshot
+#   "a dict, or a transformers ModelOutput": a real BertForSequenceClassification
+#   (small config, offline, train mode as constructed) ..................... test_serving_logits
 #   every batch 1..64 and length 2..config.max_position_embeddings ......... test_serving_shapes (a hidden max
 #                                                                             above the visible 24: no hard-coding)
 #   refuses a sequence longer than max_position_embeddings ................. test_serving_shapes
 #   a snapshot: training the caller's model afterwards changes nothing ..... test_serving_snapshot
-#   package_for_serving: not graded (an AOTInductor compile takes tens of seconds); the notebook checks it in
-#   student mode only, and the statement says so.
 # Budget: one export per probe for the hidden model, plus the visible example in test_serving_logits.
+#
+# --- Exercise 3.3 · package_for_serving (its own solution cell) -------------------------------------------------
+# clause -> test (one probe, one AOTInductor compile of a small hidden model: its own time limit)
+#   compiles `program` into the package file `path` (the file is there) ...... test_serving_package (the judge
+#                                                                             loads `path` itself and runs it)
+#   loads it and returns the loaded package, an AOTICompiledModel ........... test_serving_package (type)
+#   called like the program (keywords), on every shape the program accepts ... test_serving_package (a new batch
+#                                                                             size and length)
+#   the weights are inside: training the model the program came from (the
+#   program shares its weights) changes nothing ............................. test_serving_package
 
 @judge.shared
 def judge_text_setup(seed, min_positions, max_positions, functional_dropout=False):
@@ -598,6 +608,28 @@ def judge_text_setup(seed, min_positions, max_positions, functional_dropout=Fals
     with _t.random.fork_rng():
         _t.manual_seed(seed)
         model = cls(config)
+    return config, model
+
+
+@judge.shared
+def judge_bert_setup(seed):
+    """A real transformers model, offline: BertForSequenceClassification from a small config (random weights,
+    train mode as constructed; its attention dropout reads self.training), sizes drawn from the seed."""
+    import torch as _t
+    import logging as _logging
+    _logging.getLogger("transformers").setLevel(_logging.ERROR)
+    from transformers import BertConfig as _BertConfig, BertForSequenceClassification as _Bert
+    g = _t.Generator().manual_seed(seed)
+    pick = lambda lo, hi: int(_t.randint(lo, hi + 1, (1,), generator=g))
+    heads = pick(1, 2)
+    config = _BertConfig(vocab_size=pick(30, 70), hidden_size=8 * heads, num_hidden_layers=1,
+                         num_attention_heads=heads, intermediate_size=pick(16, 32),
+                         max_position_embeddings=pick(24, 36), num_labels=pick(2, 4),
+                         hidden_dropout_prob=0.2, attention_probs_dropout_prob=0.2, attn_implementation="sdpa")
+    with _t.random.fork_rng():
+        _t.manual_seed(seed)
+        model = _Bert(config)
+    model.train()
     return config, model
 
 
@@ -645,9 +677,14 @@ def probe_serving_logits(seed):
     other = text_batch(config, 2, 9, seed=seed + 1)      # another batch of the example's length
     expect = {"visible": judge_eval_logits(vis_model, [vis_batch]),
               "hidden": judge_eval_logits(model, [example, other])}
+    bert_config, bert = judge_bert_setup(seed + 4)       # a real transformers model: its output is a ModelOutput
+    bert_example = text_batch(bert_config, 3, 7, seed=seed + 2)
+    bert_other = text_batch(bert_config, 2, 7, seed=seed + 3)   # the example's length: lengths are _shapes' business
+    expect["bert"] = judge_eval_logits(bert, [bert_example, bert_other])
     got = {"expect": expect}
     for key, m, ex, batches in (("visible", vis_model, vis_batch, [vis_batch]),
-                                ("hidden", model, example, [example, other])):
+                                ("hidden", model, example, [example, other]),
+                                ("bert", bert, bert_example, [bert_example, bert_other])):
         rec = judge_attempt(lambda m=m, ex=ex: export_for_serving(m, *ex))
         got[key] = judge_logits_run(rec["out"], batches) if rec["ok"] else [rec] * len(batches)
     return got
@@ -665,6 +702,11 @@ def _(got, ref):
                       hint="the eval-mode logits of this model, whatever its vocabulary, width and number of "
                            "labels; call .eval() on the model (or its copy): code that reads the module's own "
                            "self.training, such as F.dropout(..., training=self.training), ignores nn.Dropout's mode")
+    for label, rec, want in zip(("an example", "another padded batch"), got["bert"], ref["expect"]["bert"]):
+        C.check_close(_logits(rec, f"the program of a transformers BertForSequenceClassification, on {label}"), want,
+                      name=f"program(...) of a transformers BERT (small config), on {label}", rtol=1e-5, atol=1e-5,
+                      hint="a transformers model returns a ModelOutput: take its 'logits' entry; its attention "
+                           "dropout reads self.training, so export the model in eval mode")
 
 
 @judge.probe("test_serving_shapes")
@@ -729,3 +771,94 @@ def _(got, ref):
         C.check_close(_logits(rec, f"the program after training the model, on {label}"), want,
                       name=f"program(...) on {label} after three optimizer steps on the model", rtol=1e-5, atol=1e-5,
                       hint="the program shares the model's weights (section 6.2.1): export a deep copy")
+
+
+@judge.probe("test_serving_package", seconds=240)   # an AOTInductor compile: seconds, not milliseconds
+def probe_serving_package(seed):
+    import os as _os
+    import tempfile as _tempfile
+    import torch as _t
+
+    class _JudgeLogits(_t.nn.Module):
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, input_ids, attention_mask):
+            return self.inner(input_ids=input_ids, attention_mask=attention_mask)["logits"]
+
+    config, model = judge_text_setup(seed + 3, 12, 24)
+    top = config.max_position_embeddings
+    example = text_batch(config, 3, 6, seed=seed)
+    new = text_batch(config, 5, top - 1, seed=seed + 7)          # another batch size and length than the example's
+    want = judge_eval_logits(model, [example, new])
+    model.eval()
+    batch = _t.export.Dim("batch", min=1, max=16)
+    length = _t.export.Dim("length", min=2, max=top)
+    program = _t.export.export(_JudgeLogits(model), (), {"input_ids": example[0], "attention_mask": example[1]},
+                               dynamic_shapes={"input_ids": {0: batch, 1: length},
+                                               "attention_mask": {0: batch, 1: length}})   # shares model's weights
+    path = _os.path.join(_tempfile.mkdtemp(prefix="judge-package-"), f"served-{seed}.pt2")
+    rec = judge_attempt(lambda: package_for_serving(program, path))
+    got = {"want": want, "top": top}
+    if not rec["ok"]:
+        return {**got, "call": rec}
+    served = rec["out"]
+    got["type"] = f"{type(served).__module__}.{type(served).__qualname__}"
+    try:
+        from torch.export.pt2_archive._package import AOTICompiledModel as _Loaded
+        got["is_package"] = isinstance(served, _Loaded)
+    except ImportError:                                          # another torch: the class name decides
+        got["is_package"] = type(served).__name__ == "AOTICompiledModel"
+    got["call"] = {"ok": True, "out": None}
+    with _t.no_grad():
+        got["new"] = judge_attempt(lambda: served(input_ids=new[0], attention_mask=new[1]))
+    got["file"] = _os.path.isfile(path)
+    if got["file"]:
+        def _from_file():
+            import torch._inductor as _inductor
+            loaded = _inductor.aoti_load_package(path)
+            with _t.no_grad():
+                return loaded(input_ids=new[0], attention_mask=new[1])
+        got["from_file"] = judge_attempt(_from_file)
+    targets = _t.randint(0, config.num_labels, (3,), generator=_t.Generator().manual_seed(seed))
+    opt = _t.optim.SGD(model.parameters(), lr=0.5)
+    model.train()
+    for _ in range(3):                                           # training goes on after packaging
+        opt.zero_grad()
+        logits = model(input_ids=example[0], attention_mask=example[1])["logits"]
+        _t.nn.functional.cross_entropy(logits, targets).backward()
+        opt.step()
+    with _t.no_grad():
+        got["moved"] = float((program.module()(input_ids=example[0], attention_mask=example[1]) - want[0]).abs().max())
+        got["after"] = judge_attempt(lambda: served(input_ids=example[0], attention_mask=example[1]))
+    for key in ("new", "from_file", "after"):                    # the wire carries tensors, not the student's types
+        r = got.get(key)
+        if r and r.get("ok") and not isinstance(r["out"], _t.Tensor):
+            got[key] = {"ok": True, "out": None, "type": type(r["out"]).__name__}
+    return got
+
+
+@probe_serving_package.verdict
+def _(got, ref):
+    C.check_true(ref.get("moved") is not None and ref["moved"] > 1e-3,
+                 "judge error: training did not move the program the package was compiled from")
+    call = got.get("call", {})
+    C.check_true(call.get("ok") is True, f"package_for_serving(program, path) raised {call.get('error')}",
+                 hint="torch._inductor.aoti_compile_and_package(program, package_path=path), then load that file")
+    C.check_true(got.get("file") is True, "after package_for_serving(program, path) there is no file at path",
+                 hint="compile into the file you were given: package_path=path")
+    C.check_true(got.get("is_package") is True,
+                 f"package_for_serving returned a {got.get('type', '?')}, not the loaded AOTInductor package",
+                 hint="return what torch._inductor.aoti_load_package(path) gives back (an AOTICompiledModel), "
+                      "not the program or its module")
+    label = f"batch 5, length {ref['top'] - 1}"
+    C.check_close(_logits(got.get("from_file", {}), f"the package file at path, loaded again, on {label}"),
+                  ref["want"][1], name=f"the package file at path, on {label}", rtol=1e-4, atol=1e-5,
+                  hint="the file at path must be the compiled program")
+    C.check_close(_logits(got.get("new", {}), f"the loaded package on {label}"), ref["want"][1],
+                  name=f"the loaded package on {label}", rtol=1e-4, atol=1e-5,
+                  hint="the package must run every shape the program accepts, called with keywords")
+    C.check_close(_logits(got.get("after", {}), "the loaded package after training the model"), ref["want"][0],
+                  name="the loaded package after three optimizer steps on the model", rtol=1e-4, atol=1e-5,
+                  hint="a package holds its own copy of the weights: return the package, not the program")
