@@ -578,8 +578,10 @@ def _(got, ref):
 #
 # --- Exercise 3.3 · package_for_serving (its own solution cell) -------------------------------------------------
 # clause -> test (one probe, one AOTInductor compile of a small hidden model: its own time limit)
-#   compiles `program` into the package file `path` (the file is there) ...... test_serving_package (the judge
-#                                                                             loads `path` itself and runs it)
+#   compiles `program` into the package file `path` (the file is there),
+#   replacing a file already there, and the file works on its own ........... test_serving_package (an old file
+#                                                                             is put at path first; a new process
+#                                                                             loads path and runs it)
 #   loads it and returns the loaded package, an AOTICompiledModel ........... test_serving_package (type)
 #   called like the program (keywords), on every shape the program accepts ... test_serving_package (a new batch
 #                                                                             size and length)
@@ -591,7 +593,8 @@ def judge_text_setup(seed, min_positions, max_positions, functional_dropout=Fals
     """A hidden TinyTextClassifier config and model (train mode), built before any student call.
 
     With functional_dropout, the model also drops out its logits through F.dropout(training=self.training),
-    a dropout that no nn.Dropout submodule holds: only model.eval() switches it off."""
+    a dropout that no nn.Dropout submodule holds: only model.eval() switches it off; and its output has an
+    entry before "logits" (the first value of the mapping is not the logits)."""
     import torch as _t
     g = _t.Generator().manual_seed(seed)
     pick = lambda lo, hi: int(_t.randint(lo, hi + 1, (1,), generator=g))
@@ -603,7 +606,9 @@ def judge_text_setup(seed, min_positions, max_positions, functional_dropout=Fals
         class FunctionalDropout(TinyTextClassifier):
             def forward(self, input_ids, attention_mask=None):
                 logits = super().forward(input_ids=input_ids, attention_mask=attention_mask)["logits"]
-                return {"logits": _t.nn.functional.dropout(logits, p=0.3, training=self.training)}
+                # another entry before "logits", as real models return (hidden states, pooled output...)
+                return {"hidden_states": self.tokens(input_ids),
+                        "logits": _t.nn.functional.dropout(logits, p=0.3, training=self.training)}
         cls = FunctionalDropout
     with _t.random.fork_rng():
         _t.manual_seed(seed)
@@ -631,6 +636,38 @@ def judge_bert_setup(seed):
         model = _Bert(config)
     model.train()
     return config, model
+
+
+@judge.shared
+def judge_package_in_fresh_process(path, batch):
+    """Load the package file at `path` in a new Python process, as a server would, and run it on `batch`
+    (ids, mask) with keywords: {"ok": True, "out": tensor} or an error record. A crash stays in that process."""
+    import os as _os
+    import subprocess as _subprocess
+    import sys as _sys
+    import tempfile as _tempfile
+    import torch as _t
+    folder = _tempfile.mkdtemp(prefix="judge-load-")
+    inputs, outputs = _os.path.join(folder, "inputs.pt"), _os.path.join(folder, "outputs.pt")
+    _t.save({"input_ids": batch[0], "attention_mask": batch[1]}, inputs)
+    code = ("import sys, torch, torch._inductor\n"
+            "kw = torch.load(sys.argv[2])\n"
+            "with torch.no_grad():\n"
+            "    y = torch._inductor.aoti_load_package(sys.argv[1])(**kw)\n"
+            "torch.save(y if isinstance(y, torch.Tensor) else None, sys.argv[3])\n")
+    try:
+        proc = _subprocess.run([_sys.executable, "-c", code, path, inputs, outputs], capture_output=True,
+                               text=True, timeout=180)
+    except _subprocess.TimeoutExpired:
+        return {"ok": False, "error": "a new process loading the package file ran for over 180 s"}
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or [""])[-1][:300]
+        return {"ok": False, "error": f"a new process could not load and run the file (exit code "
+                                      f"{proc.returncode}): {last}"}
+    out = _t.load(outputs)
+    if not isinstance(out, _t.Tensor):
+        return {"ok": True, "out": None, "type": "non-tensor"}
+    return {"ok": True, "out": out}
 
 
 @judge.shared
@@ -799,6 +836,8 @@ def probe_serving_package(seed):
                                dynamic_shapes={"input_ids": {0: batch, 1: length},
                                                "attention_mask": {0: batch, 1: length}})   # shares model's weights
     path = _os.path.join(_tempfile.mkdtemp(prefix="judge-package-"), f"served-{seed}.pt2")
+    with open(path, "wb") as fh:                                 # an old file at path: it must be replaced
+        fh.write(b"an old file, not this program's package\n")
     rec = judge_attempt(lambda: package_for_serving(program, path))
     got = {"want": want, "top": top}
     if not rec["ok"]:
@@ -815,12 +854,7 @@ def probe_serving_package(seed):
         got["new"] = judge_attempt(lambda: served(input_ids=new[0], attention_mask=new[1]))
     got["file"] = _os.path.isfile(path)
     if got["file"]:
-        def _from_file():
-            import torch._inductor as _inductor
-            loaded = _inductor.aoti_load_package(path)
-            with _t.no_grad():
-                return loaded(input_ids=new[0], attention_mask=new[1])
-        got["from_file"] = judge_attempt(_from_file)
+        got["from_file"] = judge_package_in_fresh_process(path, new)
     targets = _t.randint(0, config.num_labels, (3,), generator=_t.Generator().manual_seed(seed))
     opt = _t.optim.SGD(model.parameters(), lr=0.5)
     model.train()
@@ -853,9 +887,11 @@ def _(got, ref):
                  hint="return what torch._inductor.aoti_load_package(path) gives back (an AOTICompiledModel), "
                       "not the program or its module")
     label = f"batch 5, length {ref['top'] - 1}"
-    C.check_close(_logits(got.get("from_file", {}), f"the package file at path, loaded again, on {label}"),
-                  ref["want"][1], name=f"the package file at path, on {label}", rtol=1e-4, atol=1e-5,
-                  hint="the file at path must be the compiled program")
+    C.check_close(_logits(got.get("from_file", {}), f"the package file at path, loaded in a new process, on {label}"),
+                  ref["want"][1], name=f"the package file at path, loaded in a new process, on {label}",
+                  rtol=1e-4, atol=1e-5,
+                  hint="the file at path must be this program's package, weights included, replacing any old "
+                       "file there: compile into path, then load path")
     C.check_close(_logits(got.get("new", {}), f"the loaded package on {label}"), ref["want"][1],
                   name=f"the loaded package on {label}", rtol=1e-4, atol=1e-5,
                   hint="the package must run every shape the program accepts, called with keywords")
