@@ -1,7 +1,7 @@
 """Compiles and loads a package of its own in a temporary folder: the loaded package is right, but nothing is
 written at `path` (a caller that ships the file ships nothing)."""
 CELL = "package_for_serving"
-KIND = "ignores-argument"
+KIND = "contract"
 FAILS = ["test_serving_package"]
 SOURCE = '''
 from typing import Callable

@@ -1,6 +1,6 @@
 """Compiles the package and returns the path aoti_compile_and_package gives back, not the loaded package."""
 CELL = "package_for_serving"
-KIND = "type"
+KIND = "wrong-value"
 FAILS = ["test_serving_package"]
 SOURCE = '''
 from typing import Callable

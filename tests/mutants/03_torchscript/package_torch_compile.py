@@ -1,7 +1,7 @@
 """Reaches for torch.compile instead of AOTInductor: a compiled Python module that shares the program's weights,
 and no package file."""
 CELL = "package_for_serving"
-KIND = "wrong-tool"
+KIND = "state"
 FAILS = ["test_serving_package"]
 SOURCE = '''
 from typing import Callable
