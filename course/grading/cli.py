@@ -71,6 +71,8 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--once", action="store_true", help="run each probe once per seed (no determinism check)")
     s.add_argument("--twice-seeds", type=int, default=None,
                    help="run each probe twice (the determinism check) for the first N seeds only (default: all)")
+    s.add_argument("--costly-seeds", type=int, default=None,
+                   help="probes with a time limit of their own (they compile) for the first N seeds only")
     va = sub.add_parser("variants", help="every mutant and alternative through the judge's verdicts, in one process")
     va.add_argument("chapter")
     va.add_argument("--seeds", type=int, default=2)
@@ -179,7 +181,8 @@ def main(argv: list[str] | None = None) -> int:
         return _check(args)
     if args.command == "sweep":
         from course.grading import sweep
-        return sweep.main_args(args.chapter, args.seeds, args.donothing_seeds, args.once, twice_seeds=args.twice_seeds)
+        return sweep.main_args(args.chapter, args.seeds, args.donothing_seeds, args.once, twice_seeds=args.twice_seeds,
+                                costly_seeds=args.costly_seeds)
     if args.command == "variants":
         from course.grading import sweep
         return sweep.variants_main(args.chapter, args.seeds, args.only, all_tests=args.all_tests)

@@ -47,6 +47,7 @@ class SweepReport:
     timings: dict[str, list[float]] = field(default_factory=dict)
     setup_seconds: float = 0.0
     donothing: dict[str, int] = field(default_factory=dict)  # mutant -> grade cells x seeds it failed
+    skipped_costly: int = 0  # probe runs left out by ``costly_seeds``
 
     def table(self) -> str:
         lines = [f"{'hidden test':<44}{'median':>10}{'max':>10}  (seconds per probe call)"]
@@ -106,8 +107,11 @@ def _one(probe_code, seed: int, namespace: dict) -> tuple[dict, float]:
 
 
 def run(chapter: str, root: Path, seeds: list[int], donothing_seeds: int = 10, twice: bool | int = True,
-        log=print) -> SweepReport:
-    """Sweep ``chapter`` (see the module docstring); return the report. Runs the notebook's code in this process."""
+        log=print, costly_seeds: int | None = None) -> SweepReport:
+    """Sweep ``chapter`` (see the module docstring); return the report. Runs the notebook's code in this process.
+
+    ``costly_seeds``: probes with a time limit of their own (``judge.probe(..., seconds=)``, a probe that compiles)
+    run for the first N seeds only (default: all); the test run uses it, ``make sweep`` does not."""
     from course.grading.known import load_variants
     from course.grading.references import reference_notebook
 
@@ -125,8 +129,12 @@ def run(chapter: str, root: Path, seeds: list[int], donothing_seeds: int = 10, t
     namespace = shell.user_ns
     codes = judge.codes()
     twice_seeds = len(seeds) if twice is True else int(twice)  # the determinism check: the first seeds only
+    report.skipped_costly = 0
     for n, seed in enumerate(seeds, 1):
         for code in codes:
+            if code.seconds and costly_seeds is not None and n > costly_seeds:
+                report.skipped_costly += 1
+                continue
             ref, dt = _one(code, seed, namespace)
             report.timings.setdefault(code.test, []).append(dt)
             if not ref.get("ok"):
@@ -272,13 +280,16 @@ def variants(chapter: str, root: Path, seeds: list[int], names: list[str] | None
 
 
 def main_args(chapter: str, seeds: int = 100, donothing_seeds: int = 10, once: bool = False,
-              root: Path | None = None, twice_seeds: int | None = None) -> int:
+              root: Path | None = None, twice_seeds: int | None = None, costly_seeds: int | None = None) -> int:
     """``python -m course.grading sweep CHAPTER``: print the timings and every problem; exit 1 if any."""
     root = root or Path(__file__).resolve().parents[2]
     t0 = time.perf_counter()
     report = run(chapter, root, sweep_seeds(seeds), donothing_seeds,
-                 twice=False if once else (True if twice_seeds is None else twice_seeds))
+                 twice=False if once else (True if twice_seeds is None else twice_seeds), costly_seeds=costly_seeds)
     print(report.table())
+    if report.skipped_costly:
+        print(f"probes that compile ran for the first {costly_seeds} seeds only ({report.skipped_costly} runs left "
+              f"out; `make sweep` runs them for every seed)")
     for name, n in report.donothing.items():
         print(f"do-nothing {name}: lost {n} grade-cell checks")
     for line in report.problems:
