@@ -93,6 +93,13 @@ def reference_notebook(chapter: str, root: Path) -> nbformat.NotebookNode:
     return nb
 
 
+# Set in the reference run's sandbox: a probe may then skip a costly call of the solution whose result no
+# verdict reads from the reference record (Chapter 3's AOTInductor compile). The sweep runs every probe without
+# it, on the reference, and decides each verdict: that is where the reference proves it passes. A student's
+# kernel that sets it only skips its own call, and loses that cell.
+REFERENCE_RUN = "COURSE_JUDGE_REFERENCE_RUN"
+
+
 def cache_key(chapter: str, root: Path, seed: int, judge: Judge) -> str:
     """Hash of what the references depend on: source notebook, probes, course helpers, seed, torch version."""
     h = hashlib.sha256()
@@ -126,7 +133,7 @@ def compute(chapter: str, root: Path, seeds: int | list[int], limits: Limits | N
         try:
             result = run_submission(nb, chapter, "reference", judge.codes(), missing[0], files=staged,
                                     limits=limits, course_root=root, decoys=False, skip_tests=True,
-                                    extra_seeds=tuple(missing[1:]))
+                                    extra_seeds=tuple(missing[1:]), extra_env={REFERENCE_RUN: "1"})
         finally:
             import shutil
             shutil.rmtree(staged, ignore_errors=True)

@@ -835,11 +835,33 @@ def probe_serving_package(seed):
     program = _t.export.export(_JudgeLogits(model), (), {"input_ids": example[0], "attention_mask": example[1]},
                                dynamic_shapes={"input_ids": {0: batch, 1: length},
                                                "attention_mask": {0: batch, 1: length}})   # shares model's weights
+    targets = _t.randint(0, config.num_labels, (3,), generator=_t.Generator().manual_seed(seed))
+
+    def train_model():                                           # training goes on after packaging
+        opt = _t.optim.SGD(model.parameters(), lr=0.5)
+        model.train()
+        for _ in range(3):
+            opt.zero_grad()
+            logits = model(input_ids=example[0], attention_mask=example[1])["logits"]
+            _t.nn.functional.cross_entropy(logits, targets).backward()
+            opt.step()
+        with _t.no_grad():
+            return float((program.module()(input_ids=example[0], attention_mask=example[1]) - want[0]).abs().max())
+
+    got = {"want": want, "top": top}
+    if _os.environ.get("COURSE_JUDGE_REFERENCE_RUN") == "1":
+        # The reference run of a grading: the verdict reads only want, top and moved from it, so the compile is
+        # skipped there (the sweep runs this probe in full on the reference). Set by a student, it skips their
+        # own call, which the verdict then fails.
+        return {**got, "moved": train_model(), "call": {"ok": False, "error": "not called (reference run)"}}
     path = _os.path.join(_tempfile.mkdtemp(prefix="judge-package-"), f"served-{seed}.pt2")
     with open(path, "wb") as fh:                                 # an old file at path: it must be replaced
         fh.write(b"an old file, not this program's package\n")
-    rec = judge_attempt(lambda: package_for_serving(program, path))
-    got = {"want": want, "top": top}
+    import torch._inductor.config as _inductor_config
+    # One compile in a fresh sandbox: building Inductor's precompiled header first costs more than it saves, and
+    # a pool of compile workers is not worth starting. Neither changes what is compiled.
+    with _inductor_config.patch({"aot_inductor.precompile_headers": False, "compile_threads": 1}):
+        rec = judge_attempt(lambda: package_for_serving(program, path))
     if not rec["ok"]:
         return {**got, "call": rec}
     served = rec["out"]
@@ -855,16 +877,8 @@ def probe_serving_package(seed):
     got["file"] = _os.path.isfile(path)
     if got["file"]:
         got["from_file"] = judge_package_in_fresh_process(path, new)
-    targets = _t.randint(0, config.num_labels, (3,), generator=_t.Generator().manual_seed(seed))
-    opt = _t.optim.SGD(model.parameters(), lr=0.5)
-    model.train()
-    for _ in range(3):                                           # training goes on after packaging
-        opt.zero_grad()
-        logits = model(input_ids=example[0], attention_mask=example[1])["logits"]
-        _t.nn.functional.cross_entropy(logits, targets).backward()
-        opt.step()
+    got["moved"] = train_model()
     with _t.no_grad():
-        got["moved"] = float((program.module()(input_ids=example[0], attention_mask=example[1]) - want[0]).abs().max())
         got["after"] = judge_attempt(lambda: served(input_ids=example[0], attention_mask=example[1]))
     for key in ("new", "from_file", "after"):                    # the wire carries tensors, not the student's types
         r = got.get(key)
