@@ -335,7 +335,7 @@ def type_answer(page, hub: Hub, name: str, answer: str) -> None:
     # Save, and wait until the tab is clean. Under load a Ctrl+S can arrive before JupyterLab has taken the typed
     # text in (the tab turns dirty after the save) or the save request can be slow; press it again rather than
     # waiting once for a long time.
-    for attempt in range(6):
+    for _ in range(6):
         page.keyboard.press("Control+s")
         try:
             page.wait_for_selector(".lm-TabBar-tab.jp-mod-current:not(.jp-mod-dirty)", timeout=20_000)

@@ -129,7 +129,6 @@ def run(chapter: str, root: Path, seeds: list[int], donothing_seeds: int = 10, t
     namespace = shell.user_ns
     codes = judge.codes()
     twice_seeds = len(seeds) if twice is True else int(twice)  # the determinism check: the first seeds only
-    report.skipped_costly = 0
     for n, seed in enumerate(seeds, 1):
         for code in codes:
             if code.seconds and costly_seeds is not None and n > costly_seeds:

@@ -671,6 +671,15 @@ def judge_package_in_fresh_process(path, batch):
 
 
 @judge.shared
+def judge_tensor_record(rec):
+    """A judge_attempt record as the wire carries it: a tensor output stays, any other output becomes its type name."""
+    import torch as _t
+    if rec.get("ok") and not isinstance(rec["out"], _t.Tensor):
+        return {"ok": True, "out": None, "type": type(rec["out"]).__name__}
+    return rec
+
+
+@judge.shared
 def judge_logits_run(program, batches):
     """Run program.module() with keywords on each (ids, mask); one record per batch, with the output's type."""
     if not isinstance(program, torch.export.ExportedProgram):
@@ -679,10 +688,8 @@ def judge_logits_run(program, batches):
     out = []
     with torch.no_grad():
         for ids, mask in batches:
-            rec = judge_attempt(lambda ids=ids, mask=mask: prog(input_ids=ids, attention_mask=mask))
-            if rec["ok"] and not isinstance(rec["out"], torch.Tensor):
-                rec = {"ok": True, "out": None, "type": type(rec["out"]).__name__}
-            out.append(rec)
+            out.append(judge_tensor_record(judge_attempt(lambda ids=ids, mask=mask: prog(input_ids=ids,
+                                                                                     attention_mask=mask))))
     return out
 
 
@@ -880,10 +887,8 @@ def probe_serving_package(seed):
     got["moved"] = train_model()
     with _t.no_grad():
         got["after"] = judge_attempt(lambda: served(input_ids=example[0], attention_mask=example[1]))
-    for key in ("new", "from_file", "after"):                    # the wire carries tensors, not the student's types
-        r = got.get(key)
-        if r and r.get("ok") and not isinstance(r["out"], _t.Tensor):
-            got[key] = {"ok": True, "out": None, "type": type(r["out"]).__name__}
+    for key in ("new", "after"):                                 # the wire carries tensors, not the student's types
+        got[key] = judge_tensor_record(got[key])
     return got
 
 
