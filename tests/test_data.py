@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import os
 import pickle
+import subprocess
+import time
 
 import pytest
 import torch
@@ -114,7 +116,16 @@ def test_smaps_private_dirty_and_touch():
 
     mem = D.smaps_rollup()
     assert {"Rss", "Private_Dirty"} <= set(mem) and all(isinstance(v, int) for v in mem.values())
-    assert D.private_dirty() == D.smaps_rollup()["Private_Dirty"] > 0
+    assert D.private_dirty() > 0
+    # A sleeping child's memory stays still between two reads (this process's own can move:
+    # the pytest process has other threads allocating), so the two reads agree exactly.
+    child = subprocess.Popen(["sleep", "60"])
+    try:
+        time.sleep(0.2)
+        assert D.private_dirty(child.pid) == D.smaps_rollup(child.pid)["Private_Dirty"] > 0
+    finally:
+        child.kill()
+        child.wait()
     t = torch.full((3 * 4096,), 2, dtype=torch.uint8)
     assert D.touch(t) == 6  # one byte per 4 KiB page
     assert D.touch(np.full(2 * 4096, 3, dtype=np.uint8)) == 6
