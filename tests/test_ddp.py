@@ -405,9 +405,23 @@ def test_torchrun_main_under_torchrun(tmp_path):
     import sys
 
     env = dict(os.environ, GLOO_SOCKET_IFNAME=P.loopback_ifname(), OMP_NUM_THREADS="1")
-    run = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
-                          "-m", "course.ddp", str(tmp_path)], capture_output=True, text=True, timeout=600, env=env)
-    assert run.returncode == 0, run.stderr[-2000:]
+
+    def torchrun():
+        for p in tmp_path.iterdir():
+            p.unlink()
+        return subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
+                               "-m", "course.ddp", str(tmp_path)], capture_output=True, text=True, timeout=600,
+                              env=env)
+
+    run = torchrun()
+    if run.returncode != 0 and "(SIGABRT)" in run.stderr:
+        # Once in a fresh-clone run under full load (not in 35 runs here, quiet or beside 3 busy loops), rank 0
+        # died of SIGABRT: a C++ abort, not a Python exception (that exits with 1). The kept stderr was cut before
+        # its cause; an exception thrown in one of gloo's threads is a known one (pytorch/pytorch#188266). One more
+        # try, and the first one's stderr is printed (its start now, where the cause is).
+        print("first torchrun attempt: a rank died of SIGABRT; its stderr began:\n" + run.stderr[:3000])
+        run = torchrun()
+    assert run.returncode == 0, run.stderr[:3000] + "\n...\n" + run.stderr[-2000:]
     lines = sorted(line for line in run.stdout.splitlines() if line.startswith("[rank"))
     assert len(lines) == 2
     assert "RANK=0 LOCAL_RANK=0 WORLD_SIZE=2" in lines[0] and "RANK=1 LOCAL_RANK=1 WORLD_SIZE=2" in lines[1]
