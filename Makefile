@@ -34,15 +34,30 @@ DEST ?=
 # Debian packages the tests need: the sandbox, the browser for the browser tests, a PostgreSQL server.
 SYSTEM_PACKAGES := bubblewrap chromium postgresql
 
-.PHONY: setup system lab instructor test grade release autograde grade-class bench feedback publish sweep check
+.PHONY: setup system lab instructor test grade release autograde grade-class bench feedback publish sweep check gradebook
+
+# A fresh clone's gradebook (gradebook.db) learns every chapter: nbgrader generate_assignment --force for each
+# (release/ is written again from source/, identical to the committed one). Run once before the first grading.
+gradebook: setup
+	@for ch in $(CHAPTERS); do $(BIN)/nbgrader generate_assignment $$ch --force --log-level=WARN || exit 1; done
+	@echo "gradebook.db knows: $(CHAPTERS)"
 
 setup: $(STAMP)
 
 # Re-installs only when pyproject.toml (the pins) changed since the last install.
+# SHARED_VENV=/opt/pytorch-internals/.venv (an instructor's clone on a hub): a .venv that uses that installation's
+# packages (read-only, nothing downloaded) and this clone's own course; PYTHON= the hub's interpreter
+# (/srv/pytorch-internals-hub/python/bin/python3.11) where the system has no Python 3.11 of its own.
+SHARED_VENV ?=
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else "Python 3.11 is required (set PYTHON=...)")'
+ifneq ($(SHARED_VENV),)
+	@test -x $(BIN)/python || $(PYTHON) -m venv --without-pip $(VENV)
+	$(BIN)/python -m course.grading.hub --share-venv "$(SHARED_VENV)"
+else
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e ".[test,class]"
+endif
 	@for ext in formgrader assignment_list validate_assignment; do \
 	  $(BIN)/jupyter server extension enable --sys-prefix nbgrader.server_extensions.$$ext >/dev/null 2>&1; done
 	@$(BIN)/jupyter labextension enable @jupyter/nbgrader >/dev/null 2>&1 || true

@@ -552,7 +552,7 @@ def test_exchange_gets_nbgraders_modes_and_the_instructor_owns_the_course(srv_di
     modes = {p.relative_to(ex).as_posix() or ".": (p.stat().st_mode & 0o7777, p.stat().st_uid)
              for p in [ex, *ex.rglob("*")]}
     assert modes == {".": (0o1777, 0), "pytorch-internals": (0o755, nobody),
-                     "pytorch-internals/outbound": (0o755, nobody), "pytorch-internals/inbound": (0o2733, nobody),
+                     "pytorch-internals/outbound": (0o755, nobody), "pytorch-internals/inbound": (0o3733, nobody),
                      "pytorch-internals/feedback": (0o711, nobody)}, modes
 
 
@@ -606,9 +606,15 @@ def test_hub_configuration_is_loopback_pam_and_per_role(srv_dir):
     assert instructor.environment["JUPYTER_CONFIG_PATH"] == str(s.instructor_config)
     assert instructor.notebook_dir == s.course
     assert student.environment["PATH"].startswith("/x/bin:") and student.cmd[0] == "/x/bin/python"
-    assert instructor.environment["PATH"].startswith("/y/bin:") and instructor.cmd[0] == "/y/bin/python"
+    assert instructor.environment["PATH"].startswith("/y/bin:")
+    # The instructor's server (and so its kernels and terminals) makes private files: umask 077, then the server.
+    assert instructor.cmd[:3] == ["/bin/sh", "-c", 'umask 077 && exec "$@"'], instructor.cmd
+    assert instructor.cmd[4:] == ["/y/bin/python", "-m", "jupyterhub.singleuser"], instructor.cmd
     for env in (student.environment, instructor.environment):
         assert env["COURSE_EXCHANGE"] == s.exchange
+    # Students import the helpers from the hub's student-lib only; the instructor's commands know the course.
+    assert student.environment["PYTHONPATH"] == str(srv_dir / "state" / "student-lib")
+    assert "PYTHONPATH" not in instructor.environment and instructor.environment["COURSE_HUB_COURSE"] == s.course
 
 
 def test_hub_command_line_refuses_what_cannot_work(srv_dir, capsys):
@@ -629,11 +635,17 @@ def test_hub_prepare_only_writes_the_configuration(srv_dir, capsys):
     shutil.copy(REPO / "nbgrader_config.py", course / "nbgrader_config.py")
     (course / "source").mkdir()
     (course / "source").chmod(0o755)
+    args = ["--instructor", "nobody", "--students", "nobody", "--course", str(course), "--state",
+            str(srv_dir / "state"), "--exchange", str(srv_dir / "ex"), "--python", "/usr/bin/python3", "--prepare-only"]
+    assert H.main(args) == 2, "a course the instructor does not own is refused"
+    assert "not owned by nobody" in capsys.readouterr().err
+    for p in [course, *course.rglob("*")]:
+        _owned_by(p, "nobody")
     assert H.main(["--instructor", "nobody", "--students", "nobody", "--course", str(course), "--state",
                    str(srv_dir / "state"), "--exchange", str(srv_dir / "ex"), "--python", "/usr/bin/python3",
                    "--prepare-only"]) == 0
     captured = capsys.readouterr()
-    assert "readable by every user" in captured.err and "not owned by nobody" in captured.err
+    assert course.stat().st_mode & 0o777 == 0o700, "the hub makes the instructor's course private"
     private = srv_dir / "state" / "private"
     assert private.stat().st_mode & 0o777 == 0o700
     settings = json.loads((private / "hub.json").read_text())
@@ -643,5 +655,108 @@ def test_hub_prepare_only_writes_the_configuration(srv_dir, capsys):
     assert "path_includes_course = False" in student_cfg and str(srv_dir / "ex") in student_cfg
     inst_cfg = (srv_dir / "state" / "instructor-config" / "nbgrader_config.py").read_text()
     assert f"load_subconfig({str(course / 'nbgrader_config.py')!r})" in inst_cfg
+    assert "post_convert_hook" in inst_cfg and "atexit.register(after_command)" in inst_cfg
+    # The instructor's terminal: not a login shell (Debian's /etc/profile resets PATH), the course's tools first.
+    inst_server = json.loads((srv_dir / "state" / "instructor-config" / "jupyter_server_config.json").read_text())
+    shell = inst_server["ServerApp"]["terminado_settings"]["shell_command"]
+    assert shell[:2] == ["/bin/bash", "--rcfile"] and "-l" not in shell
+    bashrc = Path(shell[2]).read_text()
+    assert "export PATH=/usr/bin:$PATH" in bashrc and "umask 077" in bashrc
+    lib = srv_dir / "state" / "student-lib" / "course"
+    assert (lib / "submit.py").is_file() and not (lib / "grading").exists()
+    assert all(p.stat().st_uid == 0 and not p.stat().st_mode & 0o022 for p in [lib, *lib.rglob("*")])
     server = json.loads((srv_dir / "state" / "student-config" / "jupyter_server_config.json").read_text())
     assert server["ServerApp"]["jpserver_extensions"]["nbgrader.server_extensions.formgrader"] is False
+
+
+# --- Root does the least: no link followed, no code another user can change -----------------------------------
+
+def _owned_by(path: Path, name: str) -> None:
+    entry = pwd.getpwnam(name)
+    os.chown(path, entry.pw_uid, entry.pw_gid, follow_symlinks=False)
+
+
+def test_exchange_preparation_follows_no_link(srv_dir):
+    """A link planted where the exchange (or its course folder) will be is refused; its target is untouched."""
+    from course.grading import hub as H
+    victim = srv_dir / "victim"
+    victim.mkdir(mode=0o700)
+    (srv_dir / "exchange").symlink_to(victim)
+    with pytest.raises(SystemExit, match="not a plain folder"):
+        H.prepare_exchange(srv_dir / "exchange", "nobody")
+    assert victim.stat().st_uid == 0 and victim.stat().st_mode & 0o7777 == 0o700
+    (srv_dir / "exchange").unlink()
+    (srv_dir / "exchange").mkdir()
+    (srv_dir / "exchange" / "pytorch-internals").symlink_to(victim)
+    with pytest.raises(SystemExit, match="not a plain folder"):
+        H.prepare_exchange(srv_dir / "exchange", "nobody")
+    assert victim.stat().st_uid == 0 and victim.stat().st_mode & 0o7777 == 0o700
+    (srv_dir / "exchange" / "pytorch-internals").unlink()
+    (srv_dir / "exchange" / "pytorch-internals").mkdir()
+    (srv_dir / "exchange" / "pytorch-internals" / "inbound").symlink_to(victim)
+    with pytest.raises(SystemExit, match="not a plain folder"):
+        H.prepare_exchange(srv_dir / "exchange", "nobody")
+    assert victim.stat().st_uid == 0 and victim.stat().st_mode & 0o7777 == 0o700
+
+
+def test_exchange_refuses_a_squatter_and_an_unsafe_parent(srv_dir):
+    from course.grading import hub as H
+    (srv_dir / "ex" / "pytorch-internals").mkdir(parents=True)
+    _owned_by(srv_dir / "ex" / "pytorch-internals", "daemon")  # made by someone else before the hub ran
+    with pytest.raises(SystemExit, match="squatted"):
+        H.prepare_exchange(srv_dir / "ex", "nobody")
+    open_parent = srv_dir / "open"
+    open_parent.mkdir()
+    open_parent.chmod(0o777)  # anyone could swap the exchange for a link while root works
+    with pytest.raises(SystemExit, match="writable by"):
+        H.prepare_exchange(open_parent / "exchange", "nobody")
+
+
+def test_root_runs_no_code_another_user_can_change(srv_dir):
+    from course.grading import hub as H
+    assert H.root_problems(H.find_proxy()) == [], "the test's own checkout must be root's"
+    code = srv_dir / "code"
+    (code / "pkg").mkdir(parents=True)
+    (code / "pkg" / "mod.py").write_text("x = 1\n")
+    assert H.root_code_problems([code / "pkg" / "mod.py"], walk=[code]) == []
+    _owned_by(code / "pkg" / "mod.py", "nobody")
+    assert any("mod.py belongs to uid" in p for p in H.root_code_problems([], walk=[code]))
+    _owned_by(code / "pkg" / "mod.py", "root")
+    (code / "pkg").chmod(0o777)
+    assert any("writable by users other than root" in p for p in H.root_code_problems([code / "pkg" / "mod.py"]))
+
+
+def test_lockdown_makes_the_course_and_homes_private_and_the_checkout_unlistable(srv_dir):
+    from course.grading import hub as H
+    course = srv_dir / "course"
+    (course / "source").mkdir(parents=True)
+    course.chmod(0o755)
+    assert H.exposed(course)
+    assert H.lockdown_private(course) and course.stat().st_mode & 0o777 == 0o700
+    checkout = srv_dir / "checkout"
+    for d in (".git", "source", ".venv", "course"):
+        (checkout / d).mkdir(parents=True)
+    (checkout / "gradebook.db").write_text("x")
+    (checkout / "gradebook.db").chmod(0o644)
+    outside = srv_dir / "outside"
+    outside.mkdir(mode=0o755)
+    (checkout / "link").symlink_to(outside)  # never followed
+    H.lockdown_checkout(checkout)
+    assert checkout.stat().st_mode & 0o777 == 0o711
+    assert {p.name for p in checkout.iterdir() if p.lstat().st_mode & 0o007 and not p.is_symlink()} == {".venv", "course"}
+    assert outside.stat().st_mode & 0o777 == 0o755
+    assert H.lockdown_problems(course, checkout, []) == []
+    (checkout / "source").chmod(0o755)
+    assert H.lockdown_problems(course, checkout, []) == [f"{checkout / 'source'} is reachable by other users"]
+
+
+def test_grading_commands_keep_their_scratch_in_a_private_folder(tmp_path):
+    """What a grading command writes to the temporary folder (sandboxes, kernels' connection files, reference
+    values) lies in a 0700 folder of the grader's own, passed on to its children through TMPDIR."""
+    code = ("import os, tempfile; from course.grading.cli import private_tmpdir; base = private_tmpdir(); "
+            "print(base, oct(os.stat(base).st_mode & 0o777), tempfile.mkdtemp().startswith(base), "
+            "private_tmpdir() == base)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "TMPDIR": str(tmp_path)}).stdout.split()
+    assert out[1:] == ["0o700", "True", "True"], out
+    assert Path(out[0]).parent == tmp_path and not Path(out[0]).exists(), "removed at exit"

@@ -424,8 +424,8 @@ def _check_gradebook(db_url: str, chapters: list[str]) -> None:
                 gb.find_notebook(chapter, chapter)
             except MissingEntry:
                 raise GradebookNotReady(
-                    f"the gradebook ({one_line(db_url, 120)}) does not know {chapter} yet: generate it first "
-                    f"(`nbgrader generate_assignment {chapter}`, `make release`, or Formgrader's Generate)") from None
+                    f"the gradebook ({one_line(db_url, 120)}) does not know {chapter} yet: `make gradebook` (every "
+                    f"chapter), or `nbgrader generate_assignment {chapter} --force`, or Formgrader's Generate") from None
 
 
 def _record(root: Path, chapter: str, students: list[str], ref_file: Path, db_url: str, key: int,

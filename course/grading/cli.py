@@ -19,6 +19,8 @@ Class
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -167,12 +169,38 @@ def _check(args) -> int:
     return status
 
 
+def private_tmpdir() -> str:
+    """Put this process's scratch (and its children's: ``TMPDIR``) in a fresh ``0700`` folder of its own, removed at
+    exit: on a shared machine nobody else can list, watch or read the judge's scratch folders, kernel connection
+    files or reference values (a folder made by ``mkdtemp`` is ``0700`` and cannot be squatted)."""
+    import atexit
+    import tempfile
+
+    current = os.environ.get("TMPDIR", "")
+    if current and os.path.basename(current).startswith("pti-grader-") and os.path.isdir(current) \
+            and os.stat(current).st_uid == os.getuid() and not os.stat(current).st_mode & 0o077:
+        return current  # a child of a grading command: the parent's private folder
+    base = tempfile.mkdtemp(prefix="pti-grader-")
+    os.environ["TMPDIR"] = tempfile.tempdir = base
+    atexit.register(shutil.rmtree, base, True)
+    return base
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["hub"]:
         from course.grading.hub import main as hub_main
         return hub_main(argv[1:])
     args = parser().parse_args(argv)
+    private_tmpdir()
+    try:
+        return _main(args)
+    finally:
+        from course.grading.hub import after_command
+        after_command()  # on a hub: the course is private again after every grading command
+
+
+def _main(args) -> int:
     if args.command == "autograde":
         return _grade(args, [args.chapter], args.student)
     if args.command == "grade-class":

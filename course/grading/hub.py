@@ -149,6 +149,56 @@ def copy_interpreter(base: Path, dest: Path) -> Path:
     return exe
 
 
+def share_packages(target: Path, python: Path | str, venv: Path, site_packages: Path,
+                   first: tuple[str, ...] = ()) -> None:
+    """Let the Python at ``target`` (a copy of the interpreter, or a fresh venv) use the packages of ``venv``
+    without copying them: a ``.pth`` puts ``first`` on ``sys.path`` (an instructor's clone, whose ``course``
+    then wins) and adds ``site_packages``; the venv's Jupyter data and configuration are linked; its console
+    scripts (``nbgrader``, ``jupyter``, ``alembic``, ...) are copied to start ``python``."""
+    target, venv = Path(target), Path(venv)
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    own_site = target / "lib" / version / "site-packages"
+    own_site.mkdir(parents=True, exist_ok=True)
+    (own_site / "course-venv.pth").write_text(
+        "".join(f"{p}\n" for p in first) + f"import site; site.addsitedir({str(site_packages)!r})\n")
+    for sub in ("share/jupyter", "etc/jupyter"):
+        link, real = target / sub, venv / sub
+        link.parent.mkdir(parents=True, exist_ok=True)
+        if real.exists() and not link.exists() and not link.is_symlink():
+            link.symlink_to(real)
+    shebang = f"#!{venv}/bin/python".encode()
+    (target / "bin").mkdir(exist_ok=True)
+    for script in (venv / "bin").iterdir():
+        if script.name.startswith(("python", "activate", "Activate")) or script.is_symlink() or not script.is_file():
+            continue  # symbolic links: configurable-http-proxy, the hub's own
+        data = script.read_bytes()
+        if data.startswith(shebang):
+            dest = target / "bin" / script.name
+            dest.write_bytes(f"#!{python}\n".encode() + data.split(b"\n", 1)[1])
+            dest.chmod(0o755)
+
+
+def share_main(argv: list[str]) -> int:
+    """``python -m course.grading.hub --share-venv SHARED`` (``make setup SHARED_VENV=...``), run by a fresh
+    ``.venv`` of an instructor's clone: use the packages of the installation's venv ``SHARED`` (readable by
+    every user on a hub) instead of installing them again, and this clone's own ``course``."""
+    shared = Path(argv[0]).resolve()
+    clone = own_checkout()
+    sites = sorted((shared / "lib").glob("python3*/site-packages"))
+    if not sites:
+        print(f"{shared} is not a virtual environment (no lib/python3*/site-packages)", file=sys.stderr)
+        return 2
+    share_packages(Path(sys.prefix), Path(sys.prefix) / "bin" / "python", shared, sites[0], first=(str(clone),))
+    check = subprocess.run([str(Path(sys.prefix) / "bin" / "python"), "-c",
+                            "import course, nbgrader, torch, ipykernel; print(course.__file__)"],
+                           capture_output=True, text=True)
+    if check.returncode != 0 or not check.stdout.strip().startswith(str(clone)):
+        print(f"the shared packages do not import: {check.stderr.strip()[-800:] or check.stdout}", file=sys.stderr)
+        return 2
+    print(f"{sys.prefix} uses the packages of {shared} and this clone's course ({clone})")
+    return 0
+
+
 def user_python(state: Path, venv: Path | None = None) -> tuple[str, str]:
     """The interpreter and ``bin/`` folder the users' servers run.
 
@@ -172,23 +222,7 @@ def user_python(state: Path, venv: Path | None = None) -> tuple[str, str]:
                          "/opt/pytorch-internals; /opt/pytorch-internals/bin/pip install the student repository)")
     target = Path(state) / "python"
     py = copy_interpreter(base, target)
-    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
-    (target / "lib" / version / "site-packages" / "course-venv.pth").write_text(
-        f"import site; site.addsitedir({str(site_packages)!r})\n")
-    for sub in ("share/jupyter", "etc/jupyter"):
-        link, real = target / sub, venv / sub
-        link.parent.mkdir(parents=True, exist_ok=True)
-        if real.exists() and not link.is_symlink():
-            link.symlink_to(real)
-    shebang = f"#!{venv}/bin/python".encode()
-    for script in (venv / "bin").iterdir():
-        if script.name.startswith(("python", "activate", "Activate")) or script.is_symlink() or not script.is_file():
-            continue  # symbolic links: configurable-http-proxy, the hub's own
-        data = script.read_bytes()
-        if data.startswith(shebang):
-            dest = target / "bin" / script.name
-            dest.write_bytes(f"#!{py}\n".encode() + data.split(b"\n", 1)[1])
-            dest.chmod(0o755)
+    share_packages(target, py, venv, site_packages)
     for d in [target, *target.rglob("*")]:
         if not d.is_symlink():
             d.chmod(d.stat().st_mode | (0o755 if d.is_dir() or os.access(d, os.X_OK) else 0o644))
@@ -196,6 +230,61 @@ def user_python(state: Path, venv: Path | None = None) -> tuple[str, str]:
     if check.returncode != 0:
         raise SystemExit(f"the users' interpreter {py} does not run: {check.stderr.strip()[-800:]}")
     return str(py), str(target / "bin")
+
+
+def root_code_problems(paths: list[Path], walk: list[Path] = ()) -> list[str]:
+    """Why root should not run this code (empty when it may): every path given, and every folder above it, must
+    belong to root and be writable by root only; every file under ``walk`` too. The hub's root part runs only
+    code that no instructor or student can change."""
+    out, seen = [], set()
+
+    def check(p: Path) -> None:
+        if p in seen:
+            return
+        seen.add(p)
+        try:
+            st = os.lstat(p)
+        except FileNotFoundError:
+            return
+        if st.st_uid != 0:
+            out.append(f"{p} belongs to uid {st.st_uid}")
+        elif st.st_mode & 0o022 and not stat.S_ISLNK(st.st_mode):
+            out.append(f"{p} is writable by users other than root")
+
+    for path in paths:
+        real = Path(os.path.realpath(path))
+        for p in [real, *real.parents]:
+            check(p)
+    for top in walk:
+        for dirpath, dirnames, filenames in os.walk(os.path.realpath(top)):
+            for name in [*dirnames, *filenames]:
+                check(Path(dirpath) / name)
+            if len(out) > 20:
+                break
+    return out
+
+
+def own_checkout() -> Path:
+    """The course checkout this code runs from (the installation root runs the hub from)."""
+    return Path(__file__).resolve().parents[2]
+
+
+def student_lib(state: Path, checkout: Path | None = None) -> Path:
+    """``STATE/student-lib``: the student-side ``course`` helpers alone (every module but ``course/grading``), owned
+    by root and read-only: what the students' servers and kernels import (first on their ``PYTHONPATH``), so that
+    nothing a student imports lives beside the hidden tests."""
+    src = Path(checkout or own_checkout()) / "course"
+    dest = Path(state) / "student-lib"
+    tmp = Path(state) / ".student-lib.new"
+    shutil.rmtree(tmp, ignore_errors=True)
+    shutil.copytree(src, tmp / "course", symlinks=False,
+                    ignore=shutil.ignore_patterns("grading", "__pycache__", "*.pyc"))
+    for p in [tmp, *tmp.rglob("*")]:
+        os.lchown(p, 0, 0)
+        p.chmod(0o755 if p.is_dir() else 0o644)
+    shutil.rmtree(dest, ignore_errors=True)
+    tmp.rename(dest)
+    return dest
 
 
 def find_proxy() -> str:
@@ -213,34 +302,220 @@ def ids(name: str) -> tuple[int, int]:
     return entry.pw_uid, entry.pw_gid
 
 
+#: The exchange's folders below the root: nbgrader's modes; ``inbound/`` also sticky (no student renames or removes
+#: another's submission) and setgid.
+EXCHANGE_MODES = (("", 0o755), ("outbound", 0o755), ("inbound", 0o3733), ("feedback", 0o711))
+
+
+def _safe_parents(path: Path) -> list[str]:
+    """Why root should not create or change ``path`` (empty when it may): every folder above it must be a real
+    folder owned by root that nobody else can write, so that nobody can swap a link in while root works."""
+    out = []
+    for parent in reversed(Path(path).parents):
+        try:
+            st = os.lstat(parent)
+        except FileNotFoundError:
+            break
+        if stat.S_ISLNK(st.st_mode):
+            target = Path(os.path.realpath(parent))
+            if os.lstat(target).st_uid != 0 or os.lstat(os.path.dirname(parent) or "/").st_uid != 0:
+                out.append(f"{parent} is a link that a user other than root controls")
+            continue
+        if st.st_uid != 0 or st.st_mode & 0o022:
+            out.append(f"{parent} is writable by, or owned by, a user other than root")
+    return out
+
+
+def _open_nofollow(name: str, dir_fd: int | None = None) -> int:
+    return os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dir_fd)
+
+
+def _ensure_dir(parent_fd: int, name: str, uid: int, gid: int, mode: int, accept_owners: set[int]) -> int:
+    """Create (or open) ``name`` in ``parent_fd`` without following a link, give it ``uid``/``gid`` and ``mode``
+    through the open folder (``fchown``/``fchmod``), and return its descriptor. A link, a non-folder or a folder
+    owned by a user outside ``accept_owners`` (a squatter) is refused."""
+    try:
+        os.mkdir(name, 0o700, dir_fd=parent_fd)
+    except FileExistsError:
+        pass
+    try:
+        fd = _open_nofollow(name, parent_fd)
+    except OSError as err:
+        raise SystemExit(f"exchange: {name!r} is not a plain folder (a link?): remove it and start again ({err})")
+    st = os.fstat(fd)
+    if st.st_uid not in accept_owners:
+        os.close(fd)
+        raise SystemExit(f"exchange: {name!r} belongs to uid {st.st_uid}, not to root or the instructor (squatted "
+                         "before the hub ran?): remove it and start again")
+    os.fchown(fd, uid, gid)
+    os.fchmod(fd, mode)
+    return fd
+
+
 def prepare_exchange(exchange: Path, instructor: str, course_id: str = COURSE_ID) -> Path:
     """Create the exchange with nbgrader's modes, the course's folders owned by the instructor; return the root.
 
-    Modes are set even on existing folders; files in them are left alone."""
-    exchange = Path(exchange)
-    exchange.mkdir(parents=True, exist_ok=True)
+    Root follows no link here: every folder above the exchange must be root's and writable by root only, and the
+    exchange's own folders are opened with ``O_NOFOLLOW`` and changed through their descriptors. Modes are set
+    even on existing folders; files in them are left alone."""
+    exchange = Path(os.path.abspath(exchange))
     for parent in exchange.parents:
-        if not os.stat(parent).st_mode & stat.S_IXOTH:
+        if os.path.isdir(parent) and not os.stat(parent).st_mode & stat.S_IXOTH:
             raise SystemExit(f"{parent} is not reachable by other users: the exchange must be (chmod o+x)")
-    os.chown(exchange, 0, 0)
-    os.chmod(exchange, 0o1777)
+    problems = _safe_parents(exchange)
+    if problems:
+        raise SystemExit("refusing to prepare the exchange: " + "; ".join(problems))
+    exchange.parent.mkdir(parents=True, exist_ok=True)
     uid, gid = ids(instructor)
-    course = exchange / course_id
-    for path, mode in ((course, 0o755), (course / "outbound", 0o755), (course / "inbound", 0o2733),
-                       (course / "feedback", 0o711)):
-        path.mkdir(exist_ok=True)
-        os.chown(path, uid, gid)
-        os.chmod(path, mode)
+    top = _open_nofollow(str(exchange.parent))
+    fds = [top]
+    try:
+        root_fd = _ensure_dir(top, exchange.name, 0, 0, 0o1777, {0})
+        fds.append(root_fd)
+        course_fd = _ensure_dir(root_fd, course_id, uid, gid, 0o755, {0, uid})
+        fds.append(course_fd)
+        for name, mode in EXCHANGE_MODES[1:]:
+            fds.append(_ensure_dir(course_fd, name, uid, gid, mode, {0, uid}))
+    finally:
+        for fd in fds:
+            os.close(fd)
     return exchange
 
 
+# --- who may read what: the course, the hub's own checkout, the homes -----------------------------------------
+
+#: What a student may reach in the hub's own checkout (the installation root runs): its packages and the public
+#: grading machinery (the sandbox imports it as an unprivileged uid when root grades); no source, tests or history.
+CHECKOUT_PUBLIC = (".venv", "course")
+
+
+def _fd_chmod(parent_fd: int, name: str, clear: int) -> str | None:
+    """Clear the ``clear`` bits of ``name`` (in ``parent_fd``) without following a link; say what changed."""
+    try:
+        st = os.stat(name, dir_fd=parent_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+    if stat.S_ISLNK(st.st_mode) or not st.st_mode & clear:
+        return None
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | (os.O_DIRECTORY if stat.S_ISDIR(st.st_mode) else 0)
+    if not (stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode)):
+        return None
+    fd = os.open(name, flags, dir_fd=parent_fd)
+    try:
+        mode = os.fstat(fd).st_mode
+        os.fchmod(fd, stat.S_IMODE(mode) & ~clear)
+    finally:
+        os.close(fd)
+    return f"{name}: {stat.S_IMODE(st.st_mode):o} -> {stat.S_IMODE(st.st_mode) & ~clear:o}"
+
+
+def lockdown_private(folder: Path) -> list[str]:
+    """Make ``folder`` reachable by its owner only (``go-rwx``; the instructor's course, a user's home)."""
+    fd = _open_nofollow(str(Path(folder).parent))
+    try:
+        changed = _fd_chmod(fd, Path(folder).name, 0o077)
+    finally:
+        os.close(fd)
+    return [f"{folder}: {changed.split(': ', 1)[1]}"] if changed else []
+
+
+def lockdown_checkout(checkout: Path, public: tuple[str, ...] = CHECKOUT_PUBLIC) -> list[str]:
+    """A checkout whose packages other users run: other users may traverse it (not list it) and reach only
+    ``public`` (its ``.venv``); every other entry (``.git``, ``source/``, ``tests/``, the gradebook, ...) loses
+    its bits for others. Nothing followed through a link."""
+    changed = []
+    parent = _open_nofollow(str(Path(checkout).parent))
+    try:
+        fd = _open_nofollow(Path(checkout).name, parent)
+    finally:
+        os.close(parent)
+    try:
+        mode = stat.S_IMODE(os.fstat(fd).st_mode)
+        if mode & 0o044:
+            os.fchmod(fd, mode & ~0o066)
+            changed.append(f"{checkout}: {mode:o} -> {mode & ~0o066:o}")
+        for name in os.listdir(fd):
+            if name in public:
+                continue
+            what = _fd_chmod(fd, name, 0o007)
+            if what:
+                changed.append(f"{checkout}/{what}")
+    finally:
+        os.close(fd)
+    return changed
+
+
+def exposed(path: Path) -> bool:
+    """Whether a user who is not the owner (nor in its group) can open or list anything under ``path``."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    if stat.S_ISLNK(st.st_mode):
+        return False
+    return bool(st.st_mode & (0o005 if stat.S_ISDIR(st.st_mode) else 0o004)) and readable_by_others(path)
+
+
+def lockdown_problems(course: Path, checkout: Path | None, homes: list[Path]) -> list[str]:
+    """What a student could still read after the lockdown (empty when nothing)."""
+    out = []
+    if exposed(course) or os.stat(course).st_mode & 0o077:
+        out.append(f"{course} (the instructor's course) is reachable by other users")
+    for home in homes:
+        if os.stat(home).st_mode & 0o077:
+            out.append(f"{home} is reachable by other users")
+    if checkout is not None:
+        if os.stat(checkout).st_mode & 0o044:
+            out.append(f"{checkout} can be listed by other users")
+        for entry in os.scandir(checkout):
+            if entry.name not in CHECKOUT_PUBLIC and not entry.is_symlink() and entry.stat().st_mode & 0o007:
+                out.append(f"{entry.path} is reachable by other users")
+    return out
+
+
 INSTRUCTOR_NBGRADER_CONFIG = '''"""nbgrader for the instructor's hub server (written by course.grading.hub): the course's own
-configuration, with the hub's shared exchange."""
+configuration, with the hub's shared exchange; every nbgrader command (and each conversion Formgrader runs)
+ends by checking that no student can read the course (course.grading.hub.after_command)."""
+import atexit
 c = get_config()  # noqa: F821
 load_subconfig({course_config!r})  # noqa: F821
 c.CourseDirectory.root = {course!r}
 c.Exchange.root = {exchange!r}
+c.BaseConverter.post_convert_hook = "course.grading.hub.after_convert"
+from course.grading.hub import after_command  # noqa: E402
+atexit.register(after_command)
 '''
+
+#: The instructor's terminal: not a login shell (Debian's /etc/profile would reset PATH), the course's tools first,
+#: files private by default.
+INSTRUCTOR_BASHRC = """# The instructor's hub terminal (written by course.grading.hub).
+[ -f /etc/bash.bashrc ] && . /etc/bash.bashrc
+[ -f ~/.bashrc ] && . ~/.bashrc
+export PATH={bindir}:$PATH
+umask 077
+cd {course}
+echo "PyTorch Internals course: $PWD (nbgrader and python -m course.grading on PATH; exchange $COURSE_EXCHANGE)"
+"""
+
+
+def after_command(course: str | None = None) -> list[str]:
+    """On a hub, at the end of every grading command the instructor runs: make the course private again (its
+    folder ``0700``) and fail loudly if a student could still read it. Does nothing off a hub."""
+    course = course or os.environ.get("COURSE_HUB_COURSE")
+    if not course or not os.path.isdir(course):
+        return []
+    changed = lockdown_private(Path(course))
+    problems = lockdown_problems(Path(course), None, [])
+    for line in changed:
+        print(f"hub: made private again: {line}", file=sys.stderr)
+    if problems:
+        print("hub: WARNING: " + "; ".join(problems), file=sys.stderr)
+    return changed
+
+
+def after_convert(assignment=None, student=None, notebooks=None, **_) -> None:
+    """nbgrader's ``post_convert_hook`` (generate, autograde, feedback, in Formgrader too): :func:`after_command`."""
+    after_command()
 
 
 def write_configs(s: HubSettings) -> None:
@@ -256,11 +531,15 @@ def write_configs(s: HubSettings) -> None:
     (inst / "labconfig" / "page_config.json").write_text(json.dumps(
         {"disabledExtensions": {lab.NEWS_PLUGIN: True}}, indent=1))
     # Formgrader's debug panel dumps the whole server configuration (not JSON): off, as in `make instructor`.
+    bindir = s.instructor_bindir or s.bindir
+    (inst / "bashrc").write_text(INSTRUCTOR_BASHRC.format(bindir=bindir, course=s.course))
     (inst / "jupyter_server_config.json").write_text(json.dumps(
         {"FormgradeExtension": {"debug": False},
          "ServerApp": {"jpserver_extensions": {"nbgrader.server_extensions.formgrader": True,
                                                "nbgrader.server_extensions.assignment_list": True,
-                                               "nbgrader.server_extensions.course_list": False}}}, indent=1))
+                                               "nbgrader.server_extensions.course_list": False},
+                       "terminado_settings": {"shell_command": ["/bin/bash", "--rcfile", str(inst / "bashrc"),
+                                                                "-i"]}}}, indent=1))
     for d in (s.student_config, inst):
         for p in [d, *d.rglob("*")]:
             p.chmod(0o755 if p.is_dir() else 0o644)
@@ -281,6 +560,10 @@ def user_env(s: HubSettings, name: str) -> dict[str, str]:
     env = {"PATH": f"{bindir}:/usr/local/bin:/usr/bin:/bin", "HOME": home, "SHELL": "/bin/bash",
            "JUPYTER_CONFIG_PATH": str(config), "HF_HUB_OFFLINE": "1", "LANG": "C.UTF-8",
            "COURSE_EXCHANGE": s.exchange, **s.extra_env}
+    if name == s.instructor:
+        env["COURSE_HUB_COURSE"] = s.course  # the course whose modes every grading command checks at its end
+    else:
+        env["PYTHONPATH"] = str(Path(s.state) / "student-lib")
     return env
 
 
@@ -311,24 +594,55 @@ def configure(c, s: HubSettings) -> None:
         name = spawner.user.name
         spawner.environment.update(user_env(s, name))
         spawner.notebook_dir = s.course if name == s.instructor else "~"
-        if name == s.instructor and s.instructor_python:
-            spawner.cmd = [s.instructor_python, "-m", "jupyterhub.singleuser"]
+        if name == s.instructor:
+            # Files the instructor's server, kernels and terminals make are private by default (umask 077).
+            python = s.instructor_python or s.python
+            spawner.cmd = ["/bin/sh", "-c", 'umask 077 && exec "$@"', "sh", python, "-m", "jupyterhub.singleuser"]
 
     c.Spawner.pre_spawn_hook = pre_spawn
 
 
 def course_warnings(course: Path, instructor: str) -> list[str]:
-    """What about the course folder would let students read the answers or break the instructor's commands."""
-    out = []
+    """What about the course folder would break the instructor's commands."""
     uid, _ = ids(instructor)
     if os.stat(course).st_uid != uid:
-        out.append(f"{course} is not owned by {instructor}: nbgrader collect and grading write into it")
-    for secret in ("source", "tests", "gradebook.db", ".judge", "submitted", "autograded", "feedback"):
-        p = course / secret
-        if p.exists() and readable_by_others(p):
-            out.append(f"{p} is readable by every user (solutions, hidden tests, known answers or other "
-                       f"students' work): chmod o-rwx {p}")
-    return out
+        return [f"{course} is not owned by {instructor}: nbgrader collect and grading write into it"]
+    return []
+
+
+def _private_as(name: str, path: Path) -> None:
+    """``chmod go-rwx PATH`` run as user ``name`` (the folder's owner): root changes nothing of theirs itself, so
+    a link they planted gains them nothing they could not do already."""
+    uid, gid = ids(name)
+    before = stat.S_IMODE(os.lstat(path).st_mode)
+    out = subprocess.run(["chmod", "go-rwx", "--", str(path)], user=uid, group=gid, extra_groups=[],
+                         env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}, cwd="/", capture_output=True, text=True)
+    if out.returncode != 0:
+        raise SystemExit(f"as {name}: chmod go-rwx {path} failed: {out.stderr.strip()[-800:]}")
+    after = stat.S_IMODE(os.lstat(path).st_mode)
+    if after != before:
+        print(f"hub: made private: {path}: {before:o} -> {after:o}", file=sys.stderr)
+
+
+def secure(s: HubSettings, checkout: Path | None = None) -> list[str]:
+    """Set the modes a class needs, then check them; return what a student could still read (empty: nothing).
+
+    The instructor's course folder and every user's home become private (``go-rwx``), each changed as its owner
+    (root follows no link of theirs); the hub's own checkout keeps only its ``.venv`` reachable (its ``course``
+    helpers reach students through ``STATE/student-lib``). Run at every start."""
+    checkout = Path(checkout or own_checkout())
+    homes = []
+    for name in [s.instructor, *s.students]:
+        home = Path(pwd.getpwnam(name).pw_dir)
+        if home.is_dir() and not home.is_symlink():
+            _private_as(name, home)
+            homes.append(home)
+    _private_as(s.instructor, Path(s.course))
+    if checkout.resolve() != Path(s.course).resolve():
+        for line in lockdown_checkout(checkout):
+            print(f"hub: made private: {line}", file=sys.stderr)
+    return lockdown_problems(Path(s.course), checkout if checkout.resolve() != Path(s.course).resolve() else None,
+                             homes)
 
 
 def prepare(s: HubSettings) -> Path:
@@ -344,6 +658,7 @@ def prepare(s: HubSettings) -> Path:
     prepare_exchange(Path(s.exchange), s.instructor, s.course_id)
     if not s.python:
         s.python, s.bindir = user_python(state)
+    student_lib(state)
     s.proxy = s.proxy or find_proxy()
     s.hub_port = s.hub_port or free_port()
     s.proxy_api_port = s.proxy_api_port or free_port()
@@ -372,8 +687,21 @@ def parse(argv: list[str]) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
+def root_problems(proxy: str = "") -> list[str]:
+    """:func:`root_code_problems` for what the hub's root part runs: this interpreter and venv, its import
+    paths, this checkout's ``course`` package and the proxy."""
+    paths = [Path(sys.executable), Path(sys.prefix), Path(sys.base_prefix), Path(os.getcwd()),
+             *[Path(p) for p in sys.path if p and os.path.exists(p)]]
+    if proxy:
+        paths.append(Path(proxy))
+    return root_code_problems(paths, walk=[own_checkout() / "course", Path(sys.prefix)])
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = parse(list(sys.argv[1:] if argv is None else argv))
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["--share-venv"] and len(argv) == 2:
+        return share_main(argv[1:])
+    args = parse(argv)
     if os.geteuid() != 0:
         print("the hub must run as root: it starts each user's server as that user", file=sys.stderr)
         return 2
@@ -392,8 +720,17 @@ def main(argv: list[str] | None = None) -> int:
     if not (course / "nbgrader_config.py").is_file():
         print(f"{course} is not the course folder (no nbgrader_config.py)", file=sys.stderr)
         return 2
-    for warning in course_warnings(course, args.instructor):
-        print(f"WARNING: {warning}", file=sys.stderr)
+    for problem in course_warnings(course, args.instructor):
+        print(problem, file=sys.stderr)
+        return 2
+    problems = root_problems(find_proxy())
+    if problems:
+        print("refusing to run the hub as root from code that another user can change (install the hub from a "
+              "checkout owned by root, e.g. `git clone ... /opt/pytorch-internals`, and run `make hub` there with "
+              "COURSE= the instructor's clone):\n  " + "\n  ".join(problems[:10]), file=sys.stderr)
+        return 2
+    if not args.instructor_python and (course / ".venv" / "bin" / "python").exists():
+        args.instructor_python = str(course / ".venv" / "bin" / "python")  # the instructor's own clone's venv
     s = HubSettings(course=str(course), instructor=args.instructor, students=students,
                     exchange=str(Path(args.exchange).resolve()), state=str(Path(args.state).resolve()),
                     ip=args.ip, port=args.port, python=args.python,
@@ -401,6 +738,10 @@ def main(argv: list[str] | None = None) -> int:
                     instructor_python=args.instructor_python,
                     instructor_bindir=str(Path(args.instructor_python).parent) if args.instructor_python else "")
     config = prepare(s)
+    problems = secure(s)
+    if problems:
+        print("refusing to start: students could read the course:\n  " + "\n  ".join(problems), file=sys.stderr)
+        return 2
     cmd = [sys.executable, "-m", "jupyterhub", "-f", str(config)]
     print(f"JupyterHub for {len(students)} student(s) and {args.instructor} at http://{args.ip}:{args.port}/ "
           f"(exchange {s.exchange}; Formgrader at /user/{args.instructor}/formgrader)", flush=True)
