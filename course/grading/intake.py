@@ -165,6 +165,9 @@ class _Walk:
                 continue
             top_notebook = depth == 0 and self.notebook is not None and name == self.notebook
             if stat.S_ISDIR(st.st_mode):
+                if top_notebook:
+                    self.report.refused = f"{_shown(name)} is a folder, not the notebook file itself: not graded"
+                    continue
                 if depth + 1 > self.limits.intake_depth:
                     self.report.note(f"{_shown(path)}/: deeper than the cap of {self.limits.intake_depth} folders")
                     continue

@@ -27,6 +27,7 @@ from pathlib import Path
 import nbformat
 
 HUGE_BYTES = 50 * 2 ** 20
+MAX_DEPTH = 64  # JSON nesting of a notebook (nbformat's own notebooks are about 6 deep; widget state a few more)
 
 
 @dataclass
@@ -45,12 +46,36 @@ class Repair:
 
 
 def _meta(cell) -> dict:
-    return cell.get("metadata", {}).get("nbgrader", {}) if isinstance(cell.get("metadata"), dict) else {}
+    """The cell's nbgrader metadata, or ``{}`` when the cell, its metadata or the nbgrader entry is not a dict."""
+    meta = cell.get("metadata") if isinstance(cell, dict) else None
+    nbg = meta.get("nbgrader") if isinstance(meta, dict) else None
+    return nbg if isinstance(nbg, dict) else {}
+
+
+def _gid(cell) -> str | None:
+    """The cell's grade_id if it is a string (a list or a number there is damage, not an id)."""
+    gid = _meta(cell).get("grade_id")
+    return gid if isinstance(gid, str) and gid else None
+
+
+def _depth(obj, limit: int) -> int:
+    """The nesting depth of a loaded JSON value, without recursion, stopping past ``limit``."""
+    deepest, todo = 0, [(obj, 1)]
+    while todo:
+        x, d = todo.pop()
+        if d > limit:
+            return d
+        deepest = max(deepest, d)
+        if isinstance(x, dict):
+            todo.extend((v, d + 1) for v in x.values())
+        elif isinstance(x, list):
+            todo.extend((v, d + 1) for v in x)
+    return deepest
 
 
 def _text(cell) -> str:
     src = cell.get("source", "")
-    return "".join(src) if isinstance(src, list) else str(src)
+    return "".join(x if isinstance(x, str) else str(x) for x in src) if isinstance(src, list) else str(src)
 
 
 def _signature(source: str) -> str | None:
@@ -63,11 +88,18 @@ def _load(path: Path, report: Repair) -> dict | None:
     size = path.stat().st_size
     try:
         raw = json.loads(path.read_text(encoding="utf-8", errors="replace"))
+    except RecursionError:
+        report.damaged.append(f"{path.name} is JSON nested too deeply to read: graded as the untouched release")
+        return None
     except (ValueError, UnicodeDecodeError) as err:
         report.damaged.append(f"{path.name} is not valid JSON ({str(err)[:80]}): graded as the untouched release")
         return None
     if not isinstance(raw, dict) or not isinstance(raw.get("cells"), list):
         report.damaged.append(f"{path.name} is JSON but not a notebook: graded as the untouched release")
+        return None
+    if _depth(raw, MAX_DEPTH) > MAX_DEPTH:
+        report.damaged.append(f"{path.name} is nested more than {MAX_DEPTH} levels deep (not a notebook an editor "
+                              "writes): graded as the untouched release")
         return None
     if size > HUGE_BYTES:
         report.repaired.append(f"{path.name} is {size / 2**20:.0f} MiB (outputs): outputs dropped before grading")
@@ -80,19 +112,20 @@ def _load(path: Path, report: Repair) -> dict | None:
 def find_notebook(folder: Path, expected: str, release_nb: dict, report: Repair) -> Path | None:
     """The submitted notebook: ``expected`` if present, else the one notebook that looks most like the release."""
     exact = folder / expected
-    if exact.is_file():
+    if exact.is_file() and not exact.is_symlink():
         return exact
-    candidates = sorted(p for p in folder.glob("*.ipynb") if not p.name.startswith("."))
+    candidates = sorted(p for p in folder.glob("*.ipynb")
+                        if not p.name.startswith(".") and p.is_file() and not p.is_symlink())
     if not candidates:
         report.damaged.append(f"no notebook in the submission (expected {expected}): graded as unanswered")
         return None
-    ids = {_meta(c).get("grade_id") for c in release_nb["cells"]} - {None}
+    ids = {_gid(c) for c in release_nb["cells"]} - {None}
 
     def score(p: Path) -> int:
         try:
-            return sum(1 for c in json.loads(p.read_text(errors="replace")).get("cells", [])
-                       if _meta(c).get("grade_id") in ids)
-        except (ValueError, AttributeError):
+            cells = json.loads(p.read_text(errors="replace")).get("cells", [])
+            return sum(1 for c in cells if _gid(c) in ids) if isinstance(cells, list) else -1
+        except Exception:  # noqa: BLE001 - any damage (bad JSON, nesting, odd types) ranks it last
             return -1
     best = max(candidates, key=score)
     report.repaired.append(f"the notebook was renamed: graded {best.name} as {expected}")
@@ -109,7 +142,7 @@ def rebuild(student_nb: dict, release_nb: dict, report: Repair) -> nbformat.Note
     cells = [c for c in student_nb.get("cells", []) if isinstance(c, dict)]
     for i, c in enumerate(cells):
         by_text.setdefault(_text(c).strip(), []).append(i)
-        gid = _meta(c).get("grade_id")
+        gid = _gid(c)
         if gid:
             by_gid.setdefault(gid, []).append(i)
         if isinstance(c.get("id"), str):
@@ -125,7 +158,7 @@ def rebuild(student_nb: dict, release_nb: dict, report: Repair) -> nbformat.Note
     fixes = {"metadata": 0, "retyped": 0, "duplicates": 0, "missing": 0}
     for r_i, rc in enumerate(release_cells):
         m = _meta(rc)
-        gid = m.get("grade_id")
+        gid = _gid(rc)
         match = None
         if gid and by_gid.get(gid):
             match = by_gid[gid][0]
@@ -167,7 +200,7 @@ def rebuild(student_nb: dict, release_nb: dict, report: Repair) -> nbformat.Note
             anchor = student_to_release[i]
         elif i not in used and c.get("cell_type") in ("code", "markdown", "raw"):
             text = _text(c).strip()
-            if c.get("id") in release_ids or text in release_sources:
+            if (isinstance(c.get("id"), str) and c["id"] in release_ids) or text in release_sources:
                 continue  # a copy of a release cell whose metadata was lost: the release's own is used
             after.setdefault(anchor, []).append(i)
     order_student = [s for _, s in sorted(placed)]
@@ -182,7 +215,8 @@ def rebuild(student_nb: dict, release_nb: dict, report: Repair) -> nbformat.Note
         text = _text(c)
         new = nbformat.v4.new_code_cell(text) if kind == "code" else nbformat.v4.new_markdown_cell(text) \
             if kind == "markdown" else nbformat.v4.new_raw_cell(text)
-        new.metadata = {k: v for k, v in (c.get("metadata") or {}).items() if k != "nbgrader"}
+        meta = c.get("metadata")
+        new.metadata = {k: v for k, v in meta.items() if k != "nbgrader"} if isinstance(meta, dict) else {}
         return new
 
     for i in after.get(-1, []):
@@ -237,22 +271,55 @@ def stage(submitted: Path, staged: Path, chapter: str, release_nb_path: Path, st
     release_nb = json.loads(release_nb_path.read_text())
     expected = release_nb_path.name
     taken = copy_submission(submitted, staged, limits, notebook=expected)
-    candidates = {p.name: p for p in staged.glob("*.ipynb")}
+    try:
+        nb = _staged_notebook(staged, expected, release_nb, taken, report)
+    except Exception as err:  # noqa: BLE001 - damage nobody foresaw costs this student's answers, never the class
+        report.damaged.append(f"the notebook could not be read or repaired ({type(err).__name__}): "
+                              "graded as the untouched release")
+        nb = _fresh(release_nb)
+    _remove_notebooks(staged)
+    try:
+        nbformat.write(nb, str(staged / expected))
+    except Exception as err:  # noqa: BLE001
+        report.damaged.append(f"the repaired notebook could not be written ({type(err).__name__}): "
+                              "graded as the untouched release")
+        _remove_notebooks(staged)
+        nbformat.write(_fresh(release_nb), str(staged / expected))
+    return report, taken
+
+
+def _fresh(release_nb: dict) -> nbformat.NotebookNode:
+    return nbformat.from_dict(json.loads(json.dumps(release_nb)))
+
+
+def _remove_notebooks(staged: Path) -> None:
+    """Only the rebuilt notebook is graded: every other ``*.ipynb`` (file or folder) goes (they stay in submitted/)."""
+    for p in staged.glob("*.ipynb"):
+        if p.is_dir() and not p.is_symlink():
+            shutil.rmtree(p)
+        else:
+            p.unlink()
+
+
+def _staged_notebook(staged: Path, expected: str, release_nb: dict, taken, report: Repair) -> nbformat.NotebookNode:
+    """The notebook to grade: the student's if intact, else rebuilt on the release, else the release itself."""
     path = None if taken.refused else find_notebook(staged, expected, release_nb, report)
     student_nb = _load(path, report) if path is not None else None
     if taken.refused:
         report.damaged.append(f"{taken.refused}; graded as unanswered")
     if path is not None:
         report.source_file = path.name
-    for p in candidates.values():  # only the rebuilt notebook is graded; the others stay in submitted/
-        p.unlink()
     if student_nb is None:
-        nb = nbformat.from_dict(release_nb)
+        nb = _fresh(release_nb)
     elif intact(student_nb, release_nb):
         nb = nbformat.from_dict(student_nb)
-        nb.nbformat, nb.nbformat_minor = 4, max(5, int(nb.get("nbformat_minor", 5) or 5))
+        minor = nb.get("nbformat_minor")
+        nb.nbformat, nb.nbformat_minor = 4, max(5, minor if type(minor) is int else 5)
     else:
+        before = len(report.repaired) + len(report.damaged)
         nb = rebuild(student_nb, release_nb, report)
+        if len(report.repaired) + len(report.damaged) == before:
+            report.repaired.append("nbgrader metadata differed from the release's: the release's cells put back")
     for c in nb.cells:  # ids must be valid and unique for nbformat 4.5
         if not isinstance(c.get("id"), str) or not re.fullmatch(r"[a-zA-Z0-9-_]{1,64}", c.get("id", "")):
             c["id"] = None
@@ -266,5 +333,11 @@ def stage(submitted: Path, staged: Path, chapter: str, release_nb_path: Path, st
     except nbformat.ValidationError as err:
         report.repaired.append(f"notebook format problems fixed ({str(err).splitlines()[0][:80]})")
         nb = rebuild(json.loads(json.dumps(nb)), release_nb, report)
-    nbformat.write(nb, str(staged / expected))
-    return report, taken
+        try:
+            nbformat.validate(nb)
+        except nbformat.ValidationError:  # the student's own cells carry metadata nbformat refuses: dropped
+            for c in nb.cells:
+                if not _meta(c):
+                    c.metadata = nbformat.NotebookNode()
+            nbformat.validate(nb)  # still invalid: the caller grades the untouched release, and says so
+    return nb
