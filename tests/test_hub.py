@@ -122,10 +122,10 @@ class Hub:
 
     # --- set-up ---------------------------------------------------------------------------------------------
     def create_users(self) -> None:
+        """Users as an administrator makes them (``useradd -m``: Debian 12's homes are 0755; the hub must fix it)."""
         for name in [self.instructor, *self.students]:
             subprocess.run(["useradd", "--create-home", "--shell", "/bin/bash", name], check=True)
             self.created.append(name)
-            os.chmod(pwd.getpwnam(name).pw_dir, 0o700)
         subprocess.run(["chpasswd"], input="".join(f"{n}:{p}\n" for n, p in self.passwords.items()), text=True,
                        check=True)
         for name in self.students:  # render every cell, so that the test can reach the exercise's cell
@@ -143,17 +143,29 @@ class Hub:
             os.chown(p, entry.pw_uid, entry.pw_gid)
         return path
 
-    def create_course(self) -> Path:
-        """The instructor's course folder: the course's configuration, the chapter's source and release."""
+    def create_course(self, users_python: str) -> Path:
+        """The instructor's clone of the course (history included), with its own ``.venv`` inside, made as the README
+        tells an instructor on a hub: ``make setup SHARED_VENV=<the installation's venv> PYTHON=<the hub's Python>``
+        (the installation's packages, read-only; this clone's own ``course``)."""
         home = Path(pwd.getpwnam(self.instructor).pw_dir)
         self.course = home / "pytorch-internals"
-        self.course.mkdir()
-        shutil.copy(REPO / "nbgrader_config.py", self.course / "nbgrader_config.py")
-        for d in ("source", "release"):
-            shutil.copytree(REPO / d / CHAPTER, self.course / d / CHAPTER)
+        subprocess.run(["git", "clone", "--quiet", "--no-hardlinks", str(REPO), str(self.course)], check=True)
+        # The working tree as it is (a developer's uncommitted changes too; identical on CI's fresh clone).
+        listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=REPO,
+                                capture_output=True, check=True).stdout.decode().split("\0")
+        for rel in filter(None, listed):
+            if (REPO / rel).is_file() and not (REPO / rel).is_symlink():
+                (self.course / rel).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(REPO / rel, self.course / rel)
         entry = pwd.getpwnam(self.instructor)
         for p in [self.course, *self.course.rglob("*")]:
-            os.chown(p, entry.pw_uid, entry.pw_gid)
+            os.lchown(p, entry.pw_uid, entry.pw_gid)
+        t0 = time.time()
+        out = subprocess.run(["make", "setup", f"SHARED_VENV={sys.prefix}", f"PYTHON={users_python}"], cwd=self.course,
+                             user=entry.pw_uid, group=entry.pw_gid, extra_groups=[], capture_output=True, text=True,
+                             env={"PATH": "/usr/bin:/bin", "HOME": entry.pw_dir, "LANG": "C.UTF-8"})
+        assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-3000:]
+        self.times["the instructor's clone: make setup SHARED_VENV=..."] = time.time() - t0
         return self.course
 
     def start(self, python: str = "") -> None:
@@ -197,6 +209,19 @@ class Hub:
         py = self.env(name)["PATH"].split(":")[0] + "/python"
         return self.run_as(name, [py, "-c", code]).stdout
 
+    def terminal(self, script: str, timeout: float = 900) -> subprocess.CompletedProcess:
+        """``script`` typed into the instructor's hub terminal: the shell command the hub configured for it."""
+        config = json.loads((self.state / "instructor-config" / "jupyter_server_config.json").read_text())
+        shell = config["ServerApp"]["terminado_settings"]["shell_command"]
+        entry = pwd.getpwnam(self.instructor)
+        out = subprocess.run(shell, input=script + "\nexit $?\n", user=entry.pw_uid, group=entry.pw_gid,
+                             extra_groups=[], env=self.env(self.instructor), cwd=entry.pw_dir, capture_output=True,
+                             text=True, timeout=timeout)
+        if out.returncode != 0:
+            raise AssertionError(f"the instructor's terminal: {script!r} exited {out.returncode}:\n"
+                                 f"{out.stdout[-3000:]}\n{out.stderr[-5000:]}")
+        return out
+
     # --- tear-down ------------------------------------------------------------------------------------------
     def close(self) -> None:
         """Stop the users' processes (servers, kernels, sandboxes), then the hub, then remove users and folders."""
@@ -229,7 +254,16 @@ class Hub:
         kill_users()
         for name in self.created:
             subprocess.run(["userdel", "--remove", name], capture_output=True)
+        unmount_under(self.base)
         shutil.rmtree(self.base, ignore_errors=True)
+
+
+def unmount_under(base: Path) -> None:
+    """Unmount what the hub mounted under ``base`` (inbound/'s filesystem), deepest first."""
+    with open("/proc/self/mountinfo") as f:
+        points = [line.split()[4] for line in f if line.split()[4].startswith(f"{base}/")]
+    for point in sorted(points, key=len, reverse=True):
+        subprocess.run(["umount", "-l", point], capture_output=True)
 
 
 def _free_port() -> int:
@@ -264,7 +298,7 @@ def hub(users_python):
     h.times["the users' interpreter (made once per module)"] = users_python[2]
     try:
         h.create_users()
-        h.create_course()
+        h.create_course(users_python[0])
         h.start(users_python[0])
         yield h
     finally:
@@ -395,6 +429,19 @@ def _term(hub, browser):
         lab_ready(page, name)
     done()
 
+    # The hub made every home and the instructor's course private, and its own checkout unlistable.
+    for name in [inst, *hub.students]:
+        assert Path(pwd.getpwnam(name).pw_dir).stat().st_mode & 0o077 == 0, f"{name}'s home is reachable by others"
+    assert hub.course.stat().st_mode & 0o777 == 0o700
+
+    # 0b. The instructor's terminal finds the course's tools and makes private files; one command readies the
+    # fresh clone's gradebook.
+    timed("0b instructor's terminal: make gradebook")
+    term = hub.terminal(f"make gradebook CHAPTERS={CHAPTER} && umask && command -v nbgrader python")
+    assert "0077" in term.stdout and f"{hub.course}/.venv/bin/nbgrader" in term.stdout, term.stdout[-2000:]
+    assert f"gradebook.db knows: {CHAPTER}" in term.stdout
+    done()
+
     # 1. The instructor releases the chapter with Formgrader's Release button (its own tab: no iframe on a hub).
     timed("1 instructor: Formgrader, generate and release")
     ipage = pages.pop(inst)
@@ -442,7 +489,7 @@ def _term(hub, browser):
 
     # 3. The instructor collects, with nbgrader's own command (the course's nbgrader_config.py applies).
     timed("3 nbgrader collect")
-    hub.run_as(inst, ["nbgrader", "collect", CHAPTER, *exchange_flag], cwd=hub.course)
+    hub.terminal(" ".join(["nbgrader", "collect", CHAPTER, *exchange_flag]))
     for name in hub.students:
         collected = hub.course / "submitted" / name / CHAPTER / f"{CHAPTER}.ipynb"
         assert collected.is_file(), f"{name}'s submission was not collected"
@@ -450,10 +497,26 @@ def _term(hub, browser):
     done()
 
     # 4. grade-class grades through the judge.
-    timed("4 grade-class")
-    out = hub.run_as(inst, ["python", "-m", "course.grading", "grade-class", CHAPTER, "--jobs", "2"], cwd=hub.course,
-                     timeout=900)
+    # Meanwhile the second student watches /tmp for the grader's scratch (reference values, seeds, kernels' keys)
+    # and pokes at whatever looks like the judge's decoy course, to get the honest classmate flagged.
+    timed("4 grade-class (the instructor, in their terminal), a classmate watching /tmp")
+    stop = hub.base / "stop-watching"
+    watcher = subprocess.Popen(
+        [hub.env(hub.students[1])["PATH"].split(":")[0] + "/python", "-c", WATCHER, str(pwd.getpwnam(inst).pw_uid),
+         str(stop)], user=pwd.getpwnam(hub.students[1]).pw_uid, group=pwd.getpwnam(hub.students[1]).pw_gid,
+        extra_groups=[], env=hub.env(hub.students[1]), cwd="/", stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        text=True)
+    try:
+        out = hub.terminal(f"python -m course.grading grade-class {CHAPTER} --jobs 2")
+    finally:
+        stop.touch()
+        seen = watcher.communicate(timeout=60)[0]
     print(out.stdout[-3000:])
+    print("[watcher]", seen[-1500:])
+    assert "WATCHED" in seen and "READ" not in seen and "LISTED" not in seen, seen[-3000:]
+    assert int(re.search(r"WATCHED (\d+)", seen).group(1)) > 0, "the watcher never saw the grader's scratch"
+    report = json.loads((hub.course / ".judge" / "reports" / CHAPTER / f"{hub.students[0]}.json").read_text())
+    assert not any("tamper" in str(f) for f in report.get("flags", [])), report.get("flags")
     done()
     from nbgrader.api import Gradebook
     points = grade_cells(hub.course / "release" / CHAPTER / f"{CHAPTER}.ipynb")
@@ -476,8 +539,8 @@ def _term(hub, browser):
 
     # 5. The instructor releases the feedback.
     timed("5 generate_feedback + release_feedback")
-    hub.run_as(inst, ["nbgrader", "generate_feedback", CHAPTER], cwd=hub.course)
-    hub.run_as(inst, ["nbgrader", "release_feedback", CHAPTER, *exchange_flag], cwd=hub.course)
+    hub.terminal(f"nbgrader generate_feedback {CHAPTER} && " + " ".join(["nbgrader", "release_feedback", CHAPTER,
+                                                                          *exchange_flag]))
     feedback_dir = hub.exchange / "pytorch-internals" / "feedback"
     assert len(list(feedback_dir.glob("*.html"))) == 2
     assert feedback_dir.stat().st_mode & 0o777 == 0o711
@@ -524,9 +587,83 @@ except PermissionError:
 """)
         assert "LISTED" not in probe and "READ" not in probe, probe
         assert probe.count("denied") == 5, probe
+        # Nothing of the answer key, the class's grades or the grader's files, by any path a student could try.
+        tries = hub.python_as(name, STUDENT_READS.format(course=str(hub.course), checkout=str(REPO), chapter=CHAPTER,
+                                                         home=str(Path(pwd.getpwnam(other).pw_dir))))
+        assert "GOT" not in tries and tries.count("refused") >= 20, tries
+        git = hub.run_as(name, ["git", f"--git-dir={hub.course}/.git", "show", f"HEAD:source/{CHAPTER}/judge.py"],
+                         check=False)
+        assert git.returncode != 0 and "def " not in git.stdout, git.stdout[:500]
+        git = hub.run_as(name, ["git", f"--git-dir={REPO}/.git", "show", f"HEAD:source/{CHAPTER}/judge.py"],
+                         check=False)
+        assert git.returncode != 0 and "def " not in git.stdout, git.stdout[:500]
+        # The helpers a student imports come from the hub's student-lib, which holds nothing else.
+        where = hub.python_as(name, "import course, importlib.util; print(course.__file__); "
+                                    "print(importlib.util.find_spec('course.grading'))")
+        assert where.splitlines() == [str(hub.state / "student-lib" / "course" / "__init__.py"), "None"], where
         done()
 
+    # 7. After every command the course is still private, and so is every home.
+    assert hub.course.stat().st_mode & 0o777 == 0o700
+    for name in [inst, *hub.students]:
+        assert Path(pwd.getpwnam(name).pw_dir).stat().st_mode & 0o077 == 0
+
     hub.times["the term (steps 1-6)"] = time.time() - t_term
+
+
+#: Run by a student while the instructor grades: every entry of /tmp that the grader owns is watched; anything of
+#: it the student can list or read is printed (LISTED/READ); so is each decoy-looking path it could touch.
+WATCHER = r"""
+import glob, os, sys, time
+grader, stop = int(sys.argv[1]), sys.argv[2]
+watched, deadline = set(), time.time() + 900
+while not os.path.exists(stop) and time.time() < deadline:
+    for entry in os.scandir("/tmp"):
+        try:
+            if entry.stat(follow_symlinks=False).st_uid != grader:
+                continue
+        except OSError:
+            continue
+        watched.add(entry.path)
+        for dirpath, dirs, files in os.walk(entry.path, onerror=lambda e: None):
+            print("LISTED", dirpath, flush=True)
+            for f in files:
+                try:
+                    open(os.path.join(dirpath, f), "rb").read(64)
+                    print("READ", os.path.join(dirpath, f), flush=True)
+                except OSError:
+                    pass
+    for pattern in ("/tmp/*/course/source", "/tmp/*/*/course/source", "/tmp/*/*/*/course/source"):
+        for hit in glob.glob(pattern):
+            try:
+                os.listdir(hit)
+                print("LISTED", hit, flush=True)
+            except OSError:
+                pass
+    time.sleep(0.05)
+print("WATCHED", len(watched), sorted(watched)[:5])
+"""
+
+#: A student's attempts to read what is not theirs (each must be refused).
+STUDENT_READS = r"""
+import os
+course, checkout, chapter, home = {course!r}, {checkout!r}, {chapter!r}, {home!r}
+paths = [f"{{course}}/source/{{chapter}}/judge.py", f"{{course}}/.git/HEAD", f"{{course}}/.git/config",
+         f"{{course}}/.judge/secret", f"{{course}}/gradebook.db", f"{{course}}/grades.csv",
+         f"{{course}}/nbgrader_config.py", f"{{course}}/tests/mutants", f"{{course}}/submitted", f"{{course}}/autograded",
+         f"{{course}}/feedback", f"{{course}}/.judge", f"{{checkout}}/source/{{chapter}}/judge.py", f"{{checkout}}/.git/HEAD",
+         f"{{checkout}}/.git", f"{{checkout}}/source", f"{{checkout}}/tests/mutants", f"{{checkout}}/.judge",
+         f"{{checkout}}", f"{{home}}", f"{{home}}/{{chapter}}", f"{{course}}"]
+for p in paths:
+    try:
+        if os.path.isdir(p) or p in (course, checkout, home):
+            os.listdir(p)
+        else:
+            open(p, "rb").read(16)
+        print("GOT", p)
+    except OSError as err:
+        print("refused", p, type(err).__name__)
+"""
 
 
 # --- The hub's pieces, without a browser (seconds) -----------------------------------------------------------
@@ -753,10 +890,62 @@ def test_lockdown_makes_the_course_and_homes_private_and_the_checkout_unlistable
 def test_grading_commands_keep_their_scratch_in_a_private_folder(tmp_path):
     """What a grading command writes to the temporary folder (sandboxes, kernels' connection files, reference
     values) lies in a 0700 folder of the grader's own, passed on to its children through TMPDIR."""
-    code = ("import os, tempfile; from course.grading.cli import private_tmpdir; base = private_tmpdir(); "
+    code = ("import os, tempfile; from course.grading.scratch import private_tmpdir; base = private_tmpdir(); "
             "print(base, oct(os.stat(base).st_mode & 0o777), tempfile.mkdtemp().startswith(base), "
             "private_tmpdir() == base)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ, "TMPDIR": str(tmp_path)}).stdout.split()
     assert out[1:] == ["0o700", "True", "True"], out
     assert Path(out[0]).parent == tmp_path and not Path(out[0]).exists(), "removed at exit"
+
+
+def test_inbound_gets_a_filesystem_of_its_own(srv_dir):
+    """``inbound/`` on its own ext4 image (nosuid, nodev, noexec): a student's fallocate cannot fill the disk."""
+    from course.grading import hub as H
+    inbound = srv_dir / "inbound"
+    inbound.mkdir()
+    try:
+        said = H.mount_inbound(inbound, srv_dir / "inbound.ext4", 64 * 1024**2, *H.ids("nobody"))
+        assert "filesystem of its own" in said and H.is_mount_point(inbound)
+        assert inbound.stat().st_mode & 0o7777 == 0o3733 and inbound.stat().st_uid == H.ids("nobody")[0]
+        assert os.listdir(inbound) == [], "no lost+found for collect to trip on"
+        options = next(line.split()[5] for line in open("/proc/self/mountinfo") if line.split()[4] == str(inbound))
+        assert {"nosuid", "nodev", "noexec"} <= set(options.split(",")), options
+        big = subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "fallocate", "-l",
+                              "256M", str(inbound / "big")], capture_output=True, text=True)
+        assert big.returncode != 0 and "No space left" in big.stderr, big
+        assert "already" in H.mount_inbound(inbound, srv_dir / "inbound.ext4", 64 * 1024**2, *H.ids("nobody"))
+    finally:
+        unmount_under(srv_dir)
+
+
+def test_inbound_guard_keeps_each_submission_under_its_limit(srv_dir):
+    from course.grading import hub as H
+    inbound = srv_dir / "inbound"
+    inbound.mkdir()
+
+    def submission(name, owner, size=0, entries=0, age=0.0):
+        d = inbound / name
+        d.mkdir()
+        if size:
+            with open(d / "x.ipynb", "wb") as f:
+                os.posix_fallocate(f.fileno(), 0, size)
+        for i in range(entries):
+            (d / f"e{i}").mkdir()
+        for p in [d, *d.rglob("*")]:
+            _owned_by(p, owner)
+        os.utime(d, (time.time() - age, time.time() - age))
+        return d
+
+    honest = submission("alice+01+2026-12-04 10:00:00.000000 UTC+abc", "nobody", size=1 << 20)
+    submission("bob+01+2026-12-04 10:00:00.000000 UTC+big", "daemon", size=3 << 20)
+    submission("bob+01+2026-12-04 10:00:01.000000 UTC+many", "daemon", entries=60)
+    (inbound / "stray-file").write_text("x")
+    (inbound / "link").symlink_to(srv_dir)
+    old = submission("carol+01+2026-12-04 09:00:00.000000 UTC+old", "bin", size=2 << 20, age=100)
+    new = submission("carol+01+2026-12-04 10:00:00.000000 UTC+new", "bin", size=2 << 20)
+    removed = H.guard_inbound_once(inbound, per_submission=2_500_000, per_student=3_000_000, entries=50,
+                                   log=lambda m: None)
+    assert len(removed) == 5, removed
+    assert sorted(p.name for p in inbound.iterdir()) == sorted([honest.name, new.name]), list(inbound.iterdir())
+    assert srv_dir.is_dir() and not old.exists()

@@ -2,8 +2,10 @@
 
 Grading
   autograde CHAPTER          grade submitted/*/CHAPTER through the judge (``make autograde``)
-  grade-class CHAPTER...     a whole class, several chapters (``make grade-class``); ``--dask ADDRESS`` runs the
+  grade-class CHAPTER...     a whole class, several chapters (``make grade-class``); ``--dask tls://...`` runs the
                              sandboxed submissions on a Dask cluster
+  dask-certs [DIR]           the Dask cluster's private CA and certificates (``make dask-certs``)
+  dask-cluster               a TLS Dask scheduler and workers on 127.0.0.1 (``make dask-cluster``)
 Authoring
   check CHAPTER...           grade the known answers (reference, release, mutants, alternatives, attacks)
   sweep CHAPTER              every hidden test on the reference for 100 seeds, in one process
@@ -19,8 +21,6 @@ Class
 from __future__ import annotations
 
 import argparse
-import os
-import shutil
 import sys
 from pathlib import Path
 
@@ -32,7 +32,11 @@ def _grading_options() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="regrade submissions that are unchanged and already graded")
     p.add_argument("--jobs", type=int, default=0, help="submissions at once (default: the number of cores)")
     p.add_argument("--dask", metavar="ADDRESS", default=None,
-                   help="run the sandboxed submissions on the Dask scheduler at ADDRESS (tcp://host:8786)")
+                   help="run the sandboxed submissions on the Dask scheduler at ADDRESS (tls://host:8786 only)")
+    p.add_argument("--dask-certs", metavar="DIR", type=Path, default=None,
+                   help="the certificates of `dask-certs` (default: .judge/dask)")
+    p.add_argument("--dask-allow-no-sandbox", action="store_true",
+                   help="let Dask workers without bubblewrap grade (default: they get no submission)")
     p.add_argument("--seed", type=int, default=0, help="a fixed key for the students' seeds (default: .judge/secret)")
     p.add_argument("--db", type=Path, default=None, help="a SQLite gradebook file (default: gradebook.db)")
     p.add_argument("--db-url", default=None, help="any gradebook URL nbgrader accepts (postgresql://...)")
@@ -92,6 +96,17 @@ def parser() -> argparse.ArgumentParser:
     pub = sub.add_parser("publish", help="write the student repository")
     pub.add_argument("dest", type=Path)
     pub.add_argument("--force", action="store_true", help="replace DEST if it exists")
+    dc = sub.add_parser("dask-certs", help="a private CA and the Dask cluster's certificates, keys 0600 in a 0700 folder")
+    dc.add_argument("dir", type=Path, nargs="?", default=Path(".judge/dask"))
+    dc.add_argument("--host", action="append", help="a host name or IP for the certificates (repeatable)")
+    dk = sub.add_parser("dask-cluster", help="a TLS Dask scheduler and workers with the certificates of dask-certs")
+    dk.add_argument("--certs", type=Path, default=Path(".judge/dask"))
+    dk.add_argument("--workers", type=int, default=2, help="single-threaded worker processes (default 2)")
+    dk.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1)")
+    dk.add_argument("--port", type=int, default=8786)
+    dk.add_argument("--dashboard", metavar="ADDRESS", default=None, help="the scheduler's dashboard (default: none)")
+    dk.add_argument("--join", metavar="ADDRESS", default=None, help="only workers, for the scheduler at ADDRESS")
+    dk.add_argument("--scheduler-file", type=Path, default=None)
     sub.add_parser("hub", help="a JupyterHub class on this machine (see `hub --help`)", add_help=False)
     ref = sub.add_parser("references", help="reference results for stock grading")
     ref.add_argument("chapter")
@@ -104,9 +119,18 @@ def parser() -> argparse.ArgumentParser:
 def _grade(args, chapters: list[str], only: list[str] | None) -> int:
     from course.grading import classgrade, nbgrader_io
     from course.grading.config import limits
+    from course.grading.dask_tls import DaskSecurityError
     from course.grading.sandbox import detect
 
     root = Path.cwd()
+    if args.dask:
+        from course.grading import dask_tls
+        try:
+            dask_tls.check_address(args.dask)
+            dask_tls.check_certs(args.dask_certs or root / dask_tls.DEFAULT_DIR, dask_tls.INSTRUCTOR)
+        except dask_tls.DaskSecurityError as err:
+            print(f"cannot grade: {err}", file=sys.stderr)
+            return 2
     m = detect()
     if m.degraded:
         line = "!" * 78
@@ -129,8 +153,10 @@ def _grade(args, chapters: list[str], only: list[str] | None) -> int:
     try:
         result = classgrade.grade_class(root, chapters, args.jobs or None, args.force, db_url, args.seed, lim,
                                         args.feedback, args.show_tests, progress=not args.no_progress,
-                                        dask=args.dask, only=only)
-    except classgrade.GradebookNotReady as err:
+                                        dask=args.dask, only=only, dask_certs=args.dask_certs,
+                                        require_sandbox=args.require_sandbox,
+                                        dask_allow_degraded=args.dask_allow_no_sandbox)
+    except (classgrade.GradebookNotReady, DaskSecurityError) as err:
         print(f"cannot grade: {err}", file=sys.stderr)
         return 2
     print(classgrade.class_table(result, chapters))
@@ -169,29 +195,13 @@ def _check(args) -> int:
     return status
 
 
-def private_tmpdir() -> str:
-    """Put this process's scratch (and its children's: ``TMPDIR``) in a fresh ``0700`` folder of its own, removed at
-    exit: on a shared machine nobody else can list, watch or read the judge's scratch folders, kernel connection
-    files or reference values (a folder made by ``mkdtemp`` is ``0700`` and cannot be squatted)."""
-    import atexit
-    import tempfile
-
-    current = os.environ.get("TMPDIR", "")
-    if current and os.path.basename(current).startswith("pti-grader-") and os.path.isdir(current) \
-            and os.stat(current).st_uid == os.getuid() and not os.stat(current).st_mode & 0o077:
-        return current  # a child of a grading command: the parent's private folder
-    base = tempfile.mkdtemp(prefix="pti-grader-")
-    os.environ["TMPDIR"] = tempfile.tempdir = base
-    atexit.register(shutil.rmtree, base, True)
-    return base
-
-
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["hub"]:
         from course.grading.hub import main as hub_main
         return hub_main(argv[1:])
     args = parser().parse_args(argv)
+    from course.grading.scratch import private_tmpdir
     private_tmpdir()
     try:
         return _main(args)
@@ -230,6 +240,20 @@ def _main(args) -> int:
     if args.command == "publish":
         from course.grading import publish
         return publish.main(args.dest, args.force)
+    if args.command in ("dask-certs", "dask-cluster"):
+        from course.grading import dask_tls
+        try:
+            if args.command == "dask-certs":
+                hosts = tuple(args.host or ()) or ("localhost", "127.0.0.1")
+                for role, path in dask_tls.make_certs(args.dir, hosts).items():
+                    print(f"{role}: {path}")
+                print(f"keys are 0600 in {args.dir} (0700); copy ca.pem, node.pem and node-key.pem to the worker nodes")
+                return 0
+            return dask_tls.serve(args.certs, args.workers, args.host, args.port, args.dashboard, args.join,
+                                  args.scheduler_file)
+        except dask_tls.DaskSecurityError as err:
+            print(f"{args.command}: {err}", file=sys.stderr)
+            return 2
     if args.command == "references":
         from course.grading.inkernel import write_references
         return write_references(args.chapter, args.seed, args.out, args.root)

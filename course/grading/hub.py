@@ -46,6 +46,12 @@ from pathlib import Path
 COURSE_ID = "pytorch-internals"
 DEFAULT_EXCHANGE = "/usr/local/share/nbgrader/exchange"
 DEFAULT_STATE = "/srv/pytorch-internals-hub"
+#: Defaults: the inbound filesystem's size, and what one submission (and one student, all their submissions
+#: together) may hold there; the intake refuses a larger submission anyway at collect.
+INBOUND_FS_BYTES = 2 * 1024**3
+SUBMISSION_BYTES = 200 * 1024**2
+STUDENT_BYTES = 400 * 1024**2
+SUBMISSION_ENTRIES = 2000
 
 
 @dataclass
@@ -67,6 +73,7 @@ class HubSettings:
     instructor_bindir: str = ""
     proxy: str = ""               # configurable-http-proxy
     course_id: str = COURSE_ID
+    inbound_bytes: int = INBOUND_FS_BYTES  # 0: inbound/ stays on the exchange's filesystem
     extra_env: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -269,6 +276,15 @@ def own_checkout() -> Path:
     return Path(__file__).resolve().parents[2]
 
 
+#: Run at start-up by every student process (student-lib is on their PYTHONPATH): the installation's editable
+#: finder, which maps any ``course.*`` name to the installation's checkout, is removed, so ``course`` and all its
+#: submodules come from student-lib alone.
+STUDENT_SITECUSTOMIZE = '''"""Written by course.grading.hub: students import the course only from this folder."""
+import sys
+sys.meta_path[:] = [f for f in sys.meta_path if not getattr(f, "__module__", "").startswith("__editable___course")]
+'''
+
+
 def student_lib(state: Path, checkout: Path | None = None) -> Path:
     """``STATE/student-lib``: the student-side ``course`` helpers alone (every module but ``course/grading``), owned
     by root and read-only: what the students' servers and kernels import (first on their ``PYTHONPATH``), so that
@@ -279,6 +295,7 @@ def student_lib(state: Path, checkout: Path | None = None) -> Path:
     shutil.rmtree(tmp, ignore_errors=True)
     shutil.copytree(src, tmp / "course", symlinks=False,
                     ignore=shutil.ignore_patterns("grading", "__pycache__", "*.pyc"))
+    (tmp / "sitecustomize.py").write_text(STUDENT_SITECUSTOMIZE)
     for p in [tmp, *tmp.rglob("*")]:
         os.lchown(p, 0, 0)
         p.chmod(0o755 if p.is_dir() else 0o644)
@@ -380,6 +397,114 @@ def prepare_exchange(exchange: Path, instructor: str, course_id: str = COURSE_ID
         for fd in fds:
             os.close(fd)
     return exchange
+
+
+# --- inbound/: a filesystem of its own, and a size limit per submission ------------------------------------------
+
+def is_mount_point(path: Path) -> bool:
+    target = os.path.realpath(path)
+    with open("/proc/self/mountinfo") as f:
+        return any(line.split()[4] == target for line in f)
+
+
+def mount_inbound(inbound: Path, image: Path, size: int, uid: int, gid: int) -> str:
+    """Put ``inbound/`` on a filesystem of its own (an ext4 image, ``nosuid,nodev,noexec``), so that what a student
+    writes there can never fill the disk the grader and the other users need. Returns what was done."""
+    inbound = Path(inbound)
+    if is_mount_point(inbound):
+        return f"{inbound} is already a filesystem of its own"
+    if any(os.scandir(inbound)):
+        raise SystemExit(f"{inbound} is not empty: collect, then empty it, before the hub gives it a filesystem of "
+                         "its own (or start with --inbound-size 0)")
+    if not image.exists():
+        fd = os.open(image, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        os.ftruncate(fd, size)
+        os.close(fd)
+        subprocess.run(["mkfs.ext4", "-q", "-F", "-m", "0", "-E", "root_owner=0:0", str(image)], check=True,
+                       capture_output=True)
+    subprocess.run(["mount", "-o", "loop,nosuid,nodev,noexec", str(image), str(inbound)], check=True,
+                   capture_output=True)
+    fd = _open_nofollow(str(inbound))
+    try:
+        try:
+            os.rmdir("lost+found", dir_fd=fd)
+        except FileNotFoundError:
+            pass
+        os.fchown(fd, uid, gid)
+        os.fchmod(fd, dict(EXCHANGE_MODES)["inbound"])
+    finally:
+        os.close(fd)
+    return f"{inbound}: a filesystem of its own ({size // 1024**2} MiB, {image})"
+
+
+def _usage(dir_fd: int, name: str) -> tuple[int, int]:
+    """Bytes really allocated (``st_blocks``: a sparse or ``fallocate``d file counts for what it holds) and
+    entries under ``name``, without following a link."""
+    st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    total, count = st.st_blocks * 512, 1
+    if stat.S_ISDIR(st.st_mode):
+        try:
+            fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dir_fd)
+        except OSError:
+            return total, count
+        try:
+            for child in os.listdir(fd):
+                b, n = _usage(fd, child)
+                total, count = total + b, count + n
+                if count > 10 * SUBMISSION_ENTRIES:
+                    break
+        finally:
+            os.close(fd)
+    return total, count
+
+
+def guard_inbound_once(inbound: Path, per_submission: int = SUBMISSION_BYTES, per_student: int = STUDENT_BYTES,
+                       entries: int = SUBMISSION_ENTRIES, log=print) -> list[str]:
+    """Remove from ``inbound/`` what no submission may be: anything but a folder, a submission over
+    ``per_submission`` bytes or ``entries`` entries, and a student's oldest submissions past ``per_student`` in
+    all. Root removes through descriptors (``shutil.rmtree`` follows no link). Returns what was removed."""
+    removed = []
+    fd = _open_nofollow(str(inbound))
+    try:
+        by_owner: dict[int, list[tuple[float, str, int]]] = {}
+        for name in os.listdir(fd):
+            st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            if not stat.S_ISDIR(st.st_mode):
+                os.unlink(name, dir_fd=fd)
+                removed.append(f"{name}: not a folder")
+                continue
+            size, count = _usage(fd, name)
+            if size > per_submission or count > entries:
+                shutil.rmtree(name, dir_fd=fd)
+                removed.append(f"{name}: {size // 1024**2} MiB in {count} entries, over the limit of "
+                               f"{per_submission // 1024**2} MiB and {entries} entries per submission")
+                continue
+            by_owner.setdefault(st.st_uid, []).append((st.st_mtime, name, size))
+        for uid, subs in by_owner.items():
+            total = sum(size for _, _, size in subs)
+            for _, name, size in sorted(subs):  # oldest first: the newest submission is the one that counts
+                if total <= per_student:
+                    break
+                shutil.rmtree(name, dir_fd=fd)
+                total -= size
+                removed.append(f"{name}: uid {uid} holds over {per_student // 1024**2} MiB of submissions")
+    finally:
+        os.close(fd)
+    for line in removed:
+        log(f"inbound guard: removed {line}")
+    return removed
+
+
+def guard_main(argv: list[str]) -> int:
+    """``--guard-inbound INBOUND``: the hub's service (root) that applies :func:`guard_inbound_once` every 0.5 s."""
+    import time
+    inbound = Path(argv[0])
+    while True:
+        try:
+            guard_inbound_once(inbound, log=lambda m: print(m, flush=True))
+        except OSError as err:
+            print(f"inbound guard: {type(err).__name__}: {err}", flush=True)
+        time.sleep(0.5)
 
 
 # --- who may read what: the course, the hub's own checkout, the homes -----------------------------------------
@@ -600,6 +725,11 @@ def configure(c, s: HubSettings) -> None:
             spawner.cmd = ["/bin/sh", "-c", 'umask 077 && exec "$@"', "sh", python, "-m", "jupyterhub.singleuser"]
 
     c.Spawner.pre_spawn_hook = pre_spawn
+    # A size limit per submission: the hub's own service (root, this checkout's code) removes from inbound/ what
+    # is over it within a second (the filesystem of its own keeps a burst off the disk everyone needs).
+    c.JupyterHub.services = [{"name": "inbound-guard", "command": [
+        sys.executable, "-m", "course.grading.hub", "--guard-inbound",
+        str(Path(s.exchange) / s.course_id / "inbound")]}]
 
 
 def course_warnings(course: Path, instructor: str) -> list[str]:
@@ -656,6 +786,10 @@ def prepare(s: HubSettings) -> Path:
     s.private.mkdir(exist_ok=True)
     s.private.chmod(0o700)
     prepare_exchange(Path(s.exchange), s.instructor, s.course_id)
+    if s.inbound_bytes:
+        uid, gid = ids(s.instructor)
+        print(mount_inbound(Path(s.exchange) / s.course_id / "inbound", s.private / "inbound.ext4", s.inbound_bytes,
+                            uid, gid), file=sys.stderr)
     if not s.python:
         s.python, s.bindir = user_python(state)
     student_lib(state)
@@ -683,6 +817,8 @@ def parse(argv: list[str]) -> argparse.Namespace:
                    "venv's where every user can run it, else a copy in STATE/python using the course venv's packages)")
     p.add_argument("--instructor-python", default="", help="the instructor's (default: the students'); e.g. the "
                    "course's own .venv/bin/python when the students get a venv of the student repository")
+    p.add_argument("--inbound-size", type=int, default=INBOUND_FS_BYTES // 1024**2, help="MiB of the filesystem "
+                   f"of its own that inbound/ gets (default {INBOUND_FS_BYTES // 1024**2}; 0: none)")
     p.add_argument("--prepare-only", action="store_true", help="write everything, print the command, do not start")
     return p.parse_args(argv)
 
@@ -699,6 +835,8 @@ def root_problems(proxy: str = "") -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["--guard-inbound"] and len(argv) == 2 and os.geteuid() == 0:
+        return guard_main(argv[1:])
     if argv[:1] == ["--share-venv"] and len(argv) == 2:
         return share_main(argv[1:])
     args = parse(argv)
@@ -735,7 +873,7 @@ def main(argv: list[str] | None = None) -> int:
                     exchange=str(Path(args.exchange).resolve()), state=str(Path(args.state).resolve()),
                     ip=args.ip, port=args.port, python=args.python,
                     bindir=str(Path(args.python).parent) if args.python else "",
-                    instructor_python=args.instructor_python,
+                    instructor_python=args.instructor_python, inbound_bytes=args.inbound_size * 1024**2,
                     instructor_bindir=str(Path(args.instructor_python).parent) if args.instructor_python else "")
     config = prepare(s)
     problems = secure(s)

@@ -228,6 +228,7 @@ class _Run:
         self.deadline = time.monotonic() + limits.wall_seconds
         self.budget = OutputBudget(limits)
         self.results_bytes = 0
+        self.code_lines: tuple[set[str], str] | None = None  # the notebook's code, to vouch for error lines
         self.client: NotebookClient | None = None
         self.km: SandboxedKernelManager | None = None
         self.watchdog: Watchdog | None = None
@@ -521,6 +522,13 @@ async def _one_probe(run: _Run, probe: ProbeCode, seed: int, nonce: int, killed_
         rec, data = wire.read_result(out, run.limits.probe_result_bytes, keep_bytes=True)
         run.results_bytes += len(data)
         run.result.raw[probe.test] = data
+        if not rec.get("ok"):
+            # The student's process wrote this exception: keep only what the judge can vouch for.
+            if run.code_lines is None:
+                run.code_lines = wire.notebook_text(run.nb)
+            rec["error"], rec["where"] = wire.failure_text(rec, *run.code_lines)
+            run.result.raw.pop(probe.test, None)  # saved runs keep this vetted text, not the student's bytes
+        rec.pop("exc", None)
     except (ValueError, OSError, MemoryError) as err:
         rec = {"ok": False, "error": str(err) if not isinstance(err, MemoryError) else
                "the probe's result was too large for the grader's memory"}
@@ -579,6 +587,9 @@ def run_submission(nb: nbformat.NotebookNode, chapter: str, student: str, probes
             if is_grade(c):
                 c.source = strip_hidden_tests(c.source)
     skip = {i for i, c in enumerate(nb.cells) if skip_tests and is_grade(c)}
+    if scratch_base is None:
+        from course.grading.scratch import private_tmpdir
+        scratch_base = Path(private_tmpdir())  # not /tmp itself: the folder below is opened up for the sandbox
     scratch = Path(tempfile.mkdtemp(prefix="judge-", dir=scratch_base))
     os.chmod(scratch, 0o755)
     fake_course = scratch / "course"
