@@ -38,6 +38,8 @@ def judge_dir(root: Path) -> Path:
     """The instructor-only folder of the judge (seed, caches, reports): ``<course>/.judge``."""
     d = Path(root) / ".judge"
     d.mkdir(mode=0o700, exist_ok=True)
+    if d.stat().st_mode & 0o077 and not d.is_symlink():  # made by an older version, or by hand
+        d.chmod(0o700)
     return d
 
 
