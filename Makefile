@@ -131,14 +131,16 @@ release: setup
 # `make test`) runs hub-system: configurable-http-proxy from npm into .venv/bin (Node.js and npm from Debian
 # when missing; JupyterHub itself is pinned in pyproject.toml's `class` extra). Nothing fails here: a missing
 # piece is reported, `make hub` then stops with the reason and tests/test_hub.py skips with it.
-#   sudo make hub INSTRUCTOR=alice STUDENTS="bob carol" [HUB_ARGS="--port 8000 --exchange DIR --state DIR"]
-# runs JupyterHub for those local Unix users on 127.0.0.1:8000 (PAM log-in: their own passwords), the course
-# being this folder, which must belong to INSTRUCTOR.
+#   make hub INSTRUCTOR=alice STUDENTS="bob carol" COURSE=/home/alice/pytorch-internals [HUB_ARGS="--port 8000 ..."]
+# run as root from root's own installation (a clone owned by root: the hub refuses code another user can change),
+# runs JupyterHub for those local Unix users on 127.0.0.1:8000 (PAM log-in: their own passwords); COURSE is the
+# instructor's own clone, which must belong to INSTRUCTOR (README: "A class on one machine").
 CHP_VERSION ?= 5.3.0
 CHP_VERSION_OLD_NODE ?= 4.6.3
 INSTRUCTOR ?=
 STUDENTS ?=
 HUB_ARGS ?=
+COURSE ?= $(CURDIR)
 .PHONY: hub hub-system
 system: hub-system
 
@@ -155,4 +157,4 @@ hub-system: setup
 
 hub: setup hub-system
 	@test -n "$(INSTRUCTOR)" -a -n "$(STUDENTS)" || { echo 'usage: sudo make hub INSTRUCTOR=name STUDENTS="name name"'; exit 2; }
-	$(BIN)/python -m course.grading hub --instructor "$(INSTRUCTOR)" --students "$(shell echo $(STUDENTS) | tr ' ' ',')" --course "$(CURDIR)" $(HUB_ARGS)
+	$(BIN)/python -m course.grading hub --instructor "$(INSTRUCTOR)" --students "$(shell echo $(STUDENTS) | tr ' ' ',')" --course "$(COURSE)" $(HUB_ARGS)
