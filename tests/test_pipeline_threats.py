@@ -7,6 +7,10 @@ the attacks that got through the code around them:
 * **damaged notebooks** that made ``repair.stage`` raise, so that ``autograde`` and ``grade-class`` stopped
   before anyone was graded: a 200 KB deeply nested JSON notebook, a folder named like the notebook, and
   ``metadata.nbgrader`` of the wrong type;
+* **forged results**: the student's kernel replaces ``course.grading.wire.probe_record`` and answers ``[]``, or
+  the visible example right and every list of hidden cases empty. Verdicts that only loop (``zip(got, ref)``)
+  passed on that; the judge now checks the whole answer's structure against the reference's first. Chapters 2
+  and 4 are checked test by test, in one process, with forged records of four shapes;
 
 Each threat is graded in one run of the toy chapter (``tests/toycourse.py``) with an honest classmate, who keeps
 full marks.
@@ -14,12 +18,23 @@ full marks.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import nbformat
 import pytest
 
 import toycourse
-from course.grading import nbgrader_io, repair
+from course.grading import known, nbgrader_io, repair
+from course.grading.sandbox import detect
+
+REPO = Path(__file__).resolve().parents[1]
+KEY = 20261204
+BOTH = {"test_scale", "test_count_positive"}
+SCALE = {"test_scale"}
+COUNT = {"test_count_positive"}
 
 CH = toycourse.CHAPTER
 HONEST_SCALE = "def scale(x, k):\n    return x * k\n"
@@ -103,3 +118,301 @@ def test_a_damaged_notebook_is_staged_with_a_reason(tmp_path, toy_release, name)
         assert rep.damaged, "an unreadable notebook is graded as the release, and the report says why"
         assert all("NotImplementedError" in a or "raise" in a for a in answers.values()), answers
     assert not (staged.parent / f"{CH}.ipynb").is_dir()
+
+
+# --- one class, graded with grade-class: every threat beside an honest classmate -------------------------------
+
+STUB_SCALE = "def scale(x, k):\n    raise NotImplementedError()\n"
+STUB_COUNT = "def count_positive(t):\n    raise NotImplementedError()\n"
+
+# The kernel's recorder replaced: the judge's sentinels get faithful answers (nothing to flag), every hidden
+# test an answer of the student's choosing, with the probe's own nonce.
+FORGED = '''
+import torch
+import course.grading.wire as _wire
+_real_record = _wire.probe_record
+
+def _forged(source, name, seed, nonce=0, namespace=None):
+    if name.startswith("judge_"):
+        return _real_record(source, name, seed, nonce, namespace)
+    return {{"ok": True, "value": {value}, "nonce": nonce}}
+
+_wire.probe_record = _forged
+'''
+FORGED_EMPTY = FORGED.format(value="[]") + STUB_SCALE
+# the visible example right, every list of hidden cases empty
+FORGED_TRUNCATED = FORGED.format(value='{"visible": torch.tensor([3.0, 6.0]) if name == "probe_scale" else 2, '
+                                       '"cases": []}') + STUB_SCALE
+
+
+# Exfiltration: the answer's exception carries everything the caller's frames hold (the probe's source, its
+# locals, the hidden inputs), through its message, its args, a note, __str__ and __repr__, and lines of the
+# student's own frames rewritten in linecache to show the probe's source.
+STEAL = '''
+import inspect, linecache, sys, traceback
+
+def _steal():
+    parts = []
+    f = sys._getframe(1)
+    while f is not None:
+        parts.append(repr(f.f_locals)[:3000])
+        for v in f.f_locals.values():
+            if isinstance(v, str):
+                parts.append(v)
+        f = f.f_back
+    for info in inspect.stack():
+        parts.extend(info.code_context or [])
+    parts.extend(traceback.format_stack())
+    return "\\n".join(parts)
+
+def _poison_my_lines(text):
+    me = sys._getframe(1).f_code.co_filename
+    lines = [x + "\\n" for x in text.splitlines()] * 50
+    linecache.cache[me] = (len(text), None, lines, me)
+'''
+
+EXFIL_STR = STEAL + '''
+class HostileError(Exception):
+    def __str__(self):
+        return _steal()
+    def __repr__(self):
+        return _steal()
+
+def scale(x, k):
+    if x.tolist() == [1.0, 2.0]:
+        return x * k
+    text = _steal()
+    _poison_my_lines(text)
+    raise HostileError(text)
+'''
+
+EXFIL_ARGS = STEAL + '''
+def _helper(t):
+    text = _steal()
+    err = ValueError(text, text[::-1])
+    err.add_note(text)
+    raise err
+
+def count_positive(t):
+    if t.tolist() == [-1.0, 2.0, 3.0]:
+        return 2
+    _helper(t)
+'''
+
+# What the student is shown instead: the exception's type and their own lines (none where the answer rewrote
+# them in linecache: the judge shows a line only if the notebook holds it).
+EXFIL_SEEN = {"exfil-str": ("HostileError", ""), "exfil-args": ("ValueError", "in _helper: raise err")}
+
+
+@pytest.fixture(scope="module")
+def pipeline_class(tmp_path_factory):
+    if detect().degraded:
+        pytest.skip("no sandbox here")
+    work = tmp_path_factory.mktemp("pipeline")
+    course = toycourse.make(work / "course")
+    with open(course / "nbgrader_config.py", "a") as fh:
+        fh.write("\nc.GradingLimits.cell_seconds = 45\nc.GradingLimits.probe_seconds = 30\n"
+                 "c.GradingLimits.wall_seconds = 300\n")
+    db = course / "gradebook.db"
+    rel = nbgrader_io.generate(course, CH, nbgrader_io.sqlite(db))
+    release = json.loads((rel / f"{CH}.ipynb").read_text())
+    subs: dict[str, dict] = {
+        "honest": {"nb": answered(release), "lost": set()},
+        "deep-json": {"text": deep_json(), "lost": BOTH, "words": ["damaged"]},
+        "folder-notebook": {"folder": True, "lost": BOTH, "words": ["notebook refused"]},
+        "nbgrader-list": {"nb": wrong_metadata(release, []), "lost": set(), "words": ["repaired"]},
+        "odd-types": {"nb": odd_types(release), "lost": set(), "words": ["repaired"]},
+        "forged-empty": {"nb": answered(release, FORGED_EMPTY, STUB_COUNT), "lost": BOTH},
+        "forged-truncated": {"nb": answered(release, FORGED_TRUNCATED, STUB_COUNT), "lost": BOTH},
+        "exfil-str": {"nb": answered(release, EXFIL_STR), "lost": SCALE},
+        "exfil-args": {"nb": answered(release, HONEST_SCALE, EXFIL_ARGS), "lost": COUNT},
+    }
+    sub = course / "submitted"
+    for student, spec in subs.items():
+        d = sub / student / CH
+        d.mkdir(parents=True)
+        if "nb" in spec:
+            (d / f"{CH}.ipynb").write_text(json.dumps(spec["nb"]))
+        elif "text" in spec:
+            (d / f"{CH}.ipynb").write_text(spec["text"])
+        elif spec.get("folder"):
+            (d / f"{CH}.ipynb").mkdir()
+            (d / f"{CH}.ipynb" / "notes.txt").write_text("a folder, not a notebook")
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "course.grading", "grade-class", CH, "--seed", str(KEY), "--jobs", "2",
+                           "--feedback", "--no-progress"], cwd=course, env=nbgrader_io.env(), capture_output=True,
+                          text=True, timeout=1800)
+    seconds = time.perf_counter() - t0
+    reports = {p.stem: json.loads(p.read_text()) for p in (course / ".judge" / "reports" / CH).glob("*.json")}
+    # nbgrader's own feedback pages, beside grade-class's grader.md (which --force would remove from feedback/)
+    feedback = nbgrader_io.run(["generate_feedback", CH, "--force", "--CourseDirectory.feedback_directory=feedback_html"],
+                               course, nbgrader_io.sqlite(db), check=False)
+    print(proc.stdout[-6000:], proc.stderr[-3000:], f"\n[pipeline] graded {len(subs)} submissions in {seconds:.1f} s")
+    return {"course": course, "proc": proc, "subs": subs, "reports": reports, "feedback": feedback,
+            "scores": known.read_scores(db, CH, CH), "seconds": seconds}
+
+
+
+def lost(c: dict, student: str) -> set[str]:
+    return {cell for cell, (s, m) in c["scores"][student].items() if s < m}
+
+
+def test_the_class_is_graded_and_the_honest_student_keeps_full_marks(pipeline_class):
+    c = pipeline_class
+    assert c["proc"].returncode == 0, c["proc"].stdout[-3000:] + c["proc"].stderr[-3000:]
+    assert set(c["reports"]) == set(c["subs"]), sorted(set(c["subs"]) ^ set(c["reports"]))
+    honest = c["scores"]["honest"]
+    assert honest and all(s == m for s, m in honest.values()), honest
+    assert c["reports"]["honest"]["flags"] == []
+
+
+@pytest.mark.parametrize("student", ["deep-json", "folder-notebook", "nbgrader-list", "odd-types", "forged-empty",
+                                     "forged-truncated", "exfil-str", "exfil-args"])
+def test_each_threat_costs_exactly_its_own_points_and_is_said(pipeline_class, student):
+    c = pipeline_class
+    spec, report = c["subs"][student], c["reports"][student]
+    assert lost(c, student) == spec["lost"], f"{student}: {c['scores'][student]} {report['flags']} {report['cells']}"
+    table = next(line for line in c["proc"].stdout.splitlines() if line.startswith(student + " "))
+    for word in spec.get("words", []):
+        assert word in table, f"{student}: the class table should say {word!r}: {table}"
+    if spec["lost"] == BOTH and "nb" not in spec:  # graded as the release: the report and the feedback say why
+        assert report["repair"]["damaged"], report["repair"]
+        feedback = (c["course"] / "feedback" / student / CH / "grader.md").read_text()
+        assert "Note on your submission" in feedback
+
+
+def test_a_forged_recorder_gains_nothing(pipeline_class):
+    c = pipeline_class
+    for student in ("forged-empty", "forged-truncated"):
+        cells = c["reports"][student]["cells"]
+        assert all(cell["judge"] == "fail" for cell in cells.values()), cells
+        assert any("does not have the form" in cell["message"] for cell in cells.values()), cells
+
+
+def test_no_line_of_the_hidden_tests_reaches_the_student(pipeline_class):
+    c = pipeline_class
+    course = c["course"]
+    judge_lines = {x.strip() for x in (course / "source" / CH / "judge.py").read_text().splitlines()
+                   if len(x.strip()) >= 16}
+    assert len(judge_lines) > 10
+    for student, (kind, line) in EXFIL_SEEN.items():
+        mine = json.dumps(c["subs"][student]["nb"])
+        places = [course / ".judge" / "reports" / CH / f"{student}.json",
+                  *(course / "autograded" / student).rglob("*"), *(course / "feedback" / student).rglob("*"),
+                  *(course / "feedback_html" / student).rglob("*")]
+        read = 0
+        for p in places:
+            if p.is_file():
+                text = p.read_text(errors="replace")
+                read += 1
+                found = [x for x in judge_lines if x in text and x not in mine]
+                assert not found, f"{student}: lines of judge.py in {p}: {found[:3]}"
+        assert read >= 3, places
+        assert any(p.suffix == ".html" for p in places), "generate_feedback wrote no feedback page"
+        message = " ".join(cell["message"] for cell in c["reports"][student]["cells"].values())
+        # what the student does see: the exception's type, and the failing line of their own code
+        assert kind in message and line in message, message
+        assert "probe_" not in message and "seed" not in message, message
+
+
+FORGE = '''
+import json, sys
+from pathlib import Path
+from course.grading import sweep, wire
+from course.grading.judge import decide, structure_problem
+from course.grading.references import reference_notebook
+
+chapter, root = sys.argv[1], Path(sys.argv[2]).resolve()
+judge, shell = sweep._prepare(chapter, root, "forged")
+for index, _, source in sweep._reference_cells(reference_notebook(chapter, root)):
+    r = shell.run_cell(source, store_history=False, silent=True)
+    if r.error_before_exec or r.error_in_exec:
+        sys.exit(f"reference cell {index} failed")
+ns = shell.user_ns
+seed = sweep.sweep_seeds(1)[0]
+
+def walk(v, f):
+    t = type(v)
+    if t in (list, tuple):
+        return f(t(walk(x, f) for x in v))
+    if t is dict:
+        return {k: walk(x, f) for k, x in v.items()}
+    return v
+
+out = {"tests": 0, "before": {}, "after": {}, "skipped": [], "reference_loses": []}
+for code in judge.codes():
+    run = lambda: wire.loads(wire.dumps(wire.probe_record(code.source, code.name, seed, namespace=ns)))
+    ref = run()
+    if not ref.get("ok"):
+        sys.exit(f"the reference fails {code.test}: {ref.get('error')}")
+    out["tests"] += 1
+    if not decide(judge.probes[code.test], run(), ref).passed:
+        out["reference_loses"].append(code.test)
+    forged = {"[]": [], "{}": {}, "lists emptied": walk(ref["value"], lambda s: type(s)()),
+              "lists cut by one": walk(ref["value"], lambda s: s[:-1])}
+    for kind, value in forged.items():
+        if not structure_problem(value, ref["value"]):
+            out["skipped"].append(f"{kind}: {code.test}")  # the reference itself has that form
+            continue
+        got = wire.loads(wire.dumps({"ok": True, "value": value, "nonce": 1}))
+        try:
+            judge.probes[code.test].check(got["value"], ref["value"])
+            out["before"].setdefault(kind, []).append(code.test)  # the verdict alone would pass it
+        except Exception:
+            pass
+        if decide(judge.probes[code.test], got, ref).passed:
+            out["after"].setdefault(kind, []).append(code.test)
+# Exfiltration: what a hostile answer could carry out of the probe that calls it (its source, which code in
+# the student's process can read) must not come back in any message: as an exception's message, type and
+# frames, or as the strings of an answer that a verdict quotes.
+judge_lines = {x.strip() for x in (root / "source" / chapter / "judge.py").read_text().splitlines()
+               if len(x.strip()) >= 20}
+out["leaks"] = []
+
+def swap(v, text):
+    t = type(v)
+    if t is str:
+        return text()
+    if t in (list, tuple):
+        return t(swap(x, text) for x in v)
+    if t is dict:
+        return {k: swap(x, text) for k, x in v.items()}
+    return v
+
+for code in judge.codes():
+    ref = wire.loads(wire.dumps(wire.probe_record(code.source, code.name, seed, namespace=ns)))
+    stolen = code.source
+    lines = [x for x in stolen.splitlines() if x.strip()] * 100
+    frames = [[i + 1, "probe", line] for i, line in enumerate(lines[:8])]
+    forged = {
+        "raised": {"ok": False, "error": "ValueError: " + stolen, "where": stolen, "nonce": 1,
+                   "exc": {"type": "ValueError", "message": stolen, "frames": frames}},
+        "strings": {"ok": True, "value": swap(ref["value"], lambda: stolen), "nonce": 1},
+        # each string one line of the probe, as a list of names would carry it
+        "lines": {"ok": True, "value": swap(ref["value"], iter(lines).__next__), "nonce": 1},
+    }
+    for kind, rec in forged.items():
+        v = decide(judge.probes[code.test], wire.loads(wire.dumps(rec)), ref)
+        found = [x for x in judge_lines if x in v.message]
+        if found:
+            out["leaks"].append(f"{kind}: {code.test}: {found[:2]}")
+print("RESULT " + json.dumps(out))
+'''
+
+
+@pytest.mark.parametrize("chapter", ["02_autograd", "04_ecosystem"])
+def test_forged_records_fail_every_hidden_test_of_a_chapter(chapter, tmp_path):
+    """The chapters whose verdicts loop: every hidden test, forged four ways, against its reference, in one
+    process (the reference's cells run here once, as ``sweep`` runs them)."""
+    proc = subprocess.run([sys.executable, "-c", FORGE, chapter, str(REPO)], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=900, env={**nbgrader_io.env(), "OMP_NUM_THREADS": "1"})
+    line = next((x for x in proc.stdout.splitlines() if x.startswith("RESULT ")), None)
+    assert line, proc.stdout[-2000:] + proc.stderr[-3000:]
+    out = json.loads(line.removeprefix("RESULT "))
+    print(chapter, json.dumps(out, indent=1))
+    assert out["tests"] >= 10
+    assert out["after"] == {}, f"forged records that still pass: {out['after']}"
+    assert out["reference_loses"] == [], "the structure check must not cost the reference a mark"
+    # the forgeries are real: on the verdicts alone, some of them passed
+    assert sum(len(v) for v in out["before"].values()) > 0
+    assert out["leaks"] == [], "lines of judge.py in a message"

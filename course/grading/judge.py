@@ -197,13 +197,174 @@ class Verdict:
 
 
 def decide(probe: Probe, got: dict | None, ref: dict) -> Verdict:
-    """Compare one probe's result from the student (``got``) with the reference's (``ref``)."""
+    """Compare one probe's result from the student (``got``) with the reference's (``ref``).
+
+    Before the verdict's answer counts, the whole answer's structure is checked against the reference's
+    (:func:`structure_problem`): a record that is empty, truncated or of another shape fails, whatever the
+    verdict's own loops make of it. What the student's process sent as text (strings in the answer, an
+    exception's message) is shown only where the judge can vouch for it (:func:`_unquote_student_text`).
+    """
     if not ref.get("ok"):
         raise JudgeError(f"the reference solution fails the probe of {probe.test}: {ref.get('error')}\n"
                          f"{ref.get('where', '')}")
     v = _decide(probe, got, ref)
+    if not v.passed and got is not None and got.get("ok"):
+        v.message = _unquote_student_text(v.message, got.get("value"), ref.get("value"))
+    v.message = _without_probe_source(v.message, probe)
     v.message = printable(v.message, 1500)  # it quotes the student's values and errors: printable and capped
     return v
+
+
+_CONTAINERS = (list, tuple, dict, set, frozenset)
+STRUCTURE_ITEMS = 200_000  # the wire's own cap on items in a result
+
+
+def _kind(x) -> str:
+    """A short, judge-made description of a value's form (never its contents)."""
+    import torch
+
+    t = type(x)
+    if t in (list, tuple):
+        return f"a {t.__name__} of {len(x)} item{'s' if len(x) != 1 else ''}"
+    if t is dict:
+        return f"a dict of {len(x)} key{'s' if len(x) != 1 else ''}"
+    if t in (set, frozenset):
+        return f"a set of {len(x)} item{'s' if len(x) != 1 else ''}"
+    if t is torch.Tensor:
+        return f"a tensor of shape {tuple(x.shape)}"
+    if x is None:
+        return "None"
+    name = getattr(t, "__name__", "object")
+    if name == "Opaque":
+        return "an object that is not plain data"
+    return f"a value of type {name if re.fullmatch(r'[A-Za-z_][A-Za-z0-9_.]{0,40}', name) else 'object'}"
+
+
+def _step(path: str, key) -> str:
+    if type(key) is int:
+        return f"{path}[{key}]"
+    text = key if type(key) is str else repr(key)
+    return f"{path}[{printable(text, 40)!r}]" if re.fullmatch(r"[\w .()+-]{1,40}", str(text)) else f"{path}[...]"
+
+
+def structure_problem(got, ref) -> str:
+    """Why ``got`` does not have the structure of ``ref`` ("" if it does), checked before any verdict counts.
+
+    Containers must match all the way down: a dict has the reference's keys (no more, no fewer), a list or
+    tuple (either, where the reference has one) its length, a set its size; a tensor or NumPy array has the
+    reference's shape; where the reference holds a plain value, no container stands in. Leaves are otherwise
+    left to the verdict (an ``int`` for a ``float``, a tensor's dtype): it compares values and says what it
+    expected. So a forged recorder that answers ``[]``, ``{}`` or truncated lists fails every test, even one
+    whose verdict only loops over ``zip(got, ref)``.
+    """
+    import numpy as np
+    import torch
+
+    todo = [(got, ref, "your result")]
+    seen = 0
+    while todo:
+        g, r, path = todo.pop()
+        seen += 1
+        if seen > STRUCTURE_ITEMS:
+            return f"{path}: more items than the grader compares"
+        tr, tg = type(r), type(g)
+        if tr is dict:
+            if tg is not dict:
+                return f"{path}: expected a dict, got {_kind(g)}"
+            if set(g) != set(r):
+                missing = sum(1 for k in r if k not in g)
+                extra = sum(1 for k in g if k not in r)
+                return (f"{path}: a dict without the keys the grader expected ({missing} missing, {extra} "
+                        f"unexpected)")
+            todo.extend((g[k], r[k], _step(path, k)) for k in r)
+        elif tr in (list, tuple):
+            if tg not in (list, tuple):
+                return f"{path}: expected a {tr.__name__} of {len(r)} items, got {_kind(g)}"
+            if len(g) != len(r):
+                return f"{path}: expected a {tr.__name__} of {len(r)} items, got {_kind(g)}"
+            todo.extend((gi, ri, _step(path, i)) for i, (gi, ri) in enumerate(zip(g, r)))
+        elif tr in (set, frozenset):
+            if tg not in (set, frozenset) or len(g) != len(r):
+                return f"{path}: expected a set of {len(r)} items, got {_kind(g)}"
+        elif tr is torch.Tensor:
+            if tg is not torch.Tensor:
+                if tg in _CONTAINERS:
+                    return f"{path}: expected a tensor, got {_kind(g)}"
+            elif tuple(g.shape) != tuple(r.shape):
+                return f"{path}: expected a tensor of shape {tuple(r.shape)}, got shape {tuple(g.shape)}"
+        elif tr is np.ndarray:
+            if tg is np.ndarray and g.shape != r.shape:
+                return f"{path}: expected an array of shape {r.shape}, got shape {g.shape}"
+            if tg in _CONTAINERS:
+                return f"{path}: expected an array, got {_kind(g)}"
+        elif tg in _CONTAINERS:
+            return f"{path}: expected {_kind(r)}, got {_kind(g)}"
+    return ""
+
+
+def _student_strings(value, ref) -> list[str]:
+    """The texts in a student's answer that the reference does not hold (what the student's process wrote)."""
+    from course.checks import Opaque
+
+    def strings(x, limit=STRUCTURE_ITEMS):
+        out, todo = [], [x]
+        while todo and len(out) < limit:
+            y = todo.pop()
+            t = type(y)
+            if t is str:
+                out.append(y)
+            elif t is bytes:
+                out.append(y.decode("latin-1"))
+            elif t is Opaque:
+                out += [y.type_name, y.text]
+            elif t in (list, tuple, set, frozenset):
+                todo.extend(y)
+            elif t is dict:
+                todo.extend(y.keys())
+                todo.extend(y.values())
+        return out
+    known = set(strings(ref))
+    return sorted({s for s in strings(value) if s not in known and len(s.strip()) >= 3}, key=len, reverse=True)
+
+
+HIDDEN_TEXT = "[text your code produced while the hidden tests ran: not shown]"
+
+
+def _unquote_student_text(message: str, value, ref) -> str:
+    """``message`` with every text the student's answer carried (and the reference does not) cut out.
+
+    A verdict may quote what came back (``got {names!r}``); during the hidden tests the student's code can
+    read the probe that calls it, so such a text could carry the probe's source or inputs out. The
+    verdict's own words stay; the quoted text becomes :data:`HIDDEN_TEXT`.
+    """
+    if not message:
+        return message
+    for s in _student_strings(value, ref)[:2000]:
+        forms = {repr(s), s if len(s) >= 8 else None}
+        for form in forms:
+            if not form:
+                continue
+            if form in message:
+                message = message.replace(form, HIDDEN_TEXT)
+            else:
+                head = form[:24]  # a quote cut short by the verdict (``{x!r:.300}``): cut to the line's end
+                if len(head) >= 12 and head in message:
+                    i = message.index(head)
+                    j = message.find("\n", i)
+                    message = message[:i] + HIDDEN_TEXT + ("" if j < 0 else message[j:])
+    return message
+
+
+def _without_probe_source(message: str, probe: "Probe") -> str:
+    """Replace ``message`` by a fixed text if it quotes a line of the probe's code (sent to the student's
+    process, so a hostile answer can read it and try to carry it out through any text the judge shows)."""
+    for line in probe.source.splitlines():
+        line = line.strip()
+        if len(line) >= 12 and line in message:
+            return ("This test failed, and what your code sent back quoted the grader's own test code, so the "
+                    "message is not shown. Run your function on your own examples in the notebook to see what "
+                    "it does.")
+    return message
 
 
 def _decide(probe: Probe, got: dict | None, ref: dict) -> Verdict:
@@ -217,16 +378,32 @@ def _decide(probe: Probe, got: dict | None, ref: dict) -> Verdict:
         if where:
             msg += "\n  " + where.replace("\n", "\n  ")
         return Verdict(probe.test, False, msg, kind="probe")
+    # The structure first: an answer of another form never passes, whatever the verdict's loops make of it.
+    # The verdict still runs on it, so that a wrong answer hears the verdict's own words (its hint), which
+    # teach more than a description of the form.
+    shape = structure_problem(got.get("value"), ref.get("value"))
+    form = (f"What your code returned does not have the form the exercise asks for ({shape}). "
+            "Check the return type in the statement.") if shape else ""
     try:
         probe.check(got.get("value"), ref.get("value"))
     except CheckFailed as err:
         return Verdict(probe.test, False, str(err), visible_failed=bool(getattr(err, "visible", False)), kind="check")
     except Exception as err:  # noqa: BLE001 - malformed data from the student (or a verdict bug)
+        # Only the exception's type: its text is made of the student's data, which the student's code controls.
         return Verdict(probe.test, False,
-                       f"What your code returned does not have the form the exercise asks for "
-                       f"({type(err).__name__}: {str(err)[:200]}). Check the return type in the statement.",
-                       kind="form", detail=traceback.format_exc(limit=4))
+                       form or f"What your code returned does not have the form the exercise asks for (the grader's "
+                               f"check stopped with {type(err).__name__}). Check the return type in the statement.",
+                       kind="form", detail=_trace(err))
+    if shape:
+        return Verdict(probe.test, False, form, kind="form", detail="structure: " + shape)
     return Verdict(probe.test, True)
+
+
+def _trace(err: BaseException) -> str:
+    """Where a verdict stopped, for the instructor: file, line and function of each frame, no source lines and
+    no exception text (the report is kept beside the students' files)."""
+    frames = traceback.extract_tb(err.__traceback__)[-4:]
+    return "\n".join(f"{Path(f.filename).name}:{f.lineno} in {f.name}" for f in frames) + f"\n{type(err).__name__}"
 
 
 def check_coverage(judge: Judge, graded: list[str], chapter: str) -> None:
