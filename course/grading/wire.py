@@ -292,6 +292,19 @@ def loads(data: bytes, cap: int = MAX_RESULT_BYTES) -> dict:
         out["value"] = decode(raw["value"])
     if type(raw.get("nonce")) is int:
         out["nonce"] = raw["nonce"]
+    exc = raw.get("exc")
+    if type(exc) is dict:
+        frames = exc.get("frames") if type(exc.get("frames")) is list else []
+        out["exc"] = {
+            "type": exc["type"][:100] if type(exc.get("type")) is str else "",
+            "message": exc["message"][:ERROR_CHARS] if type(exc.get("message")) is str else "",
+            "frames": [[f[0], f[1][:100], f[2][:300]] for f in frames[-8:]
+                       if type(f) in (list, tuple) and len(f) == 3 and type(f[0]) is int
+                       and type(f[1]) is str and type(f[2]) is str]}
+    if not out["ok"]:
+        # Written by the student's process: by default nothing of it is shown but a vetted type name and
+        # PyTorch's fixed texts; the worker, which holds the notebook, adds the student's own lines.
+        out["error"], out["where"] = failure_text(out, set(), "")
     return out
 
 
@@ -346,6 +359,22 @@ def _student_frames(tb) -> str:
     return "\n".join(lines)
 
 
+def _student_exception(err: BaseException) -> dict:
+    """The exception as structured data (type name, message, the student's frames): the judge rebuilds what the
+    student sees from it, keeping only what it can vouch for (:func:`failure_text`)."""
+    try:
+        frames = [[int(f.lineno or 0), str(f.name), (f.line or "").strip()]
+                  for f in traceback.extract_tb(err.__traceback__)
+                  if not f.filename.endswith(("wire.py", "<probe>"))][-8:]
+    except BaseException:  # noqa: BLE001 - a hostile traceback
+        frames = []
+    try:
+        text = str(err)[:ERROR_CHARS]
+    except BaseException:  # noqa: BLE001 - a hostile __str__
+        text = ""
+    return {"type": type(err).__name__[:100], "message": text, "frames": frames}
+
+
 def probe_record(source: str, name: str, seed: int, nonce: int = 0, namespace: dict | None = None) -> dict:
     """Run probe ``name`` (defined by ``source``) on a shallow copy of ``namespace`` (default: the notebook's);
     return its result record (plain data, not yet serialised).
@@ -370,10 +399,97 @@ def probe_record(source: str, name: str, seed: int, nonce: int = 0, namespace: d
         record = {"ok": True, "value": encode(value), "nonce": nonce}
     except (Exception, SystemExit, KeyboardInterrupt) as err:  # noqa: BLE001
         kind = "interrupted (the test took too long)" if type(err) is KeyboardInterrupt else type(err).__name__
-        text = str(err)
+        try:
+            text = str(err)
+        except BaseException:  # noqa: BLE001 - a hostile __str__
+            text = ""
         record = {"ok": False, "error": f"{kind}: {text}"[:ERROR_CHARS] if text else kind,
-                  "where": _student_frames(err.__traceback__)[:WHERE_CHARS], "nonce": nonce}
+                  "where": _student_frames(err.__traceback__)[:WHERE_CHARS], "nonce": nonce,
+                  "exc": _student_exception(err)}
     return record
+
+
+# --- judge side: what a student sees of an exception raised during a hidden test ---------------------------
+
+# Fixed texts of PyTorch's own errors that say what went wrong without quoting any input (shown as they are
+# when an exception's message starts with one).
+KNOWN_MESSAGES = (
+    "element 0 of tensors does not require grad and does not have a grad_fn",
+    "Trying to backward through the graph a second time",
+    "a leaf Variable that requires grad is being used in an in-place operation.",
+    "one of the variables needed for gradient computation has been modified by an inplace operation",
+    "grad can be implicitly created only for scalar outputs",
+    "Can't call numpy() on Tensor that requires grad.",
+    "Expected all tensors to be on the same device",
+    "mat1 and mat2 shapes cannot be multiplied",
+    "The size of tensor a",
+    "Tensors must have same number of dimensions",
+    "expected scalar type",
+    "Found dtype",
+)
+HIDDEN_MESSAGE = ("its message is not shown: while the hidden tests run, the grader shows only your own code's "
+                  "lines; run your function on a similar input in your notebook to see it")
+
+
+def notebook_text(nb) -> tuple[set[str], str]:
+    """The stripped non-empty lines of a notebook's code cells, and all of its code as one text (judge side)."""
+    code = "\n".join(c.get("source", "") if isinstance(c.get("source", ""), str) else "".join(c.get("source"))
+                     for c in nb.get("cells", []) if isinstance(c, dict) and c.get("cell_type") == "code")
+    return {line.strip() for line in code.splitlines() if line.strip()}, code
+
+
+def _exception_type(name: str, code: str) -> str:
+    import builtins
+    import re as _re
+
+    if not _re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,59}", name or ""):
+        return "an exception"
+    known = getattr(builtins, name, None)
+    if isinstance(known, type) and issubclass(known, BaseException):
+        return name
+    try:
+        import torch
+        t = getattr(torch, name, None)
+        if isinstance(t, type) and issubclass(t, BaseException):
+            return name
+    except ImportError:  # pragma: no cover
+        pass
+    if _re.search(rf"\bclass\s+{name}\b", code):
+        return name
+    return "an exception"
+
+
+def failure_text(rec: dict, lines: set[str], code: str) -> tuple[str, str]:
+    """What the student sees of an exception their code raised during a hidden test: ``(error, where)``.
+
+    Judge side. The record comes from the student's process, where code can read the probe that calls it and
+    write anything into an exception (its message, its type's name, the lines a traceback shows). So only
+    what the judge can vouch for is kept: the exception's type if it is a builtin or PyTorch exception or a
+    class the notebook defines; its message only if the notebook holds it verbatim (the student's own
+    ``raise ValueError("...")``) or it starts with one of PyTorch's fixed texts; and the frames whose line is
+    a line of the student's notebook, in a function the notebook names.
+    """
+    import re as _re
+
+    exc = rec.get("exc") if type(rec.get("exc")) is dict else {}
+    kind = _exception_type(exc.get("type", ""), code)
+    message = (exc.get("message") or "").strip()
+    if not message:
+        error = kind
+    elif message in code and len(message) <= ERROR_CHARS:
+        error = f"{kind}: {message}"
+    else:
+        known = next((k for k in KNOWN_MESSAGES if message.startswith(k)), None)
+        error = f"{kind}: {known} ..." if known else f"{kind} ({HIDDEN_MESSAGE})"
+    shown = []
+    for lineno, name, line in exc.get("frames", [])[-8:]:
+        if not line or line not in lines:
+            continue
+        if name != "<module>" and not (_re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,59}", name)
+                                       and _re.search(rf"\b{name}\b", code)):
+            continue
+        shown.append(f"your notebook, line {lineno if 0 < lineno < 100_000 else '?'}, in {name}: {line}")
+    return error, "\n".join(shown[-3:])[:WHERE_CHARS]
 
 
 def run_probe(source: str, name: str, seed: int, out_path: str, nonce: int = 0) -> None:
