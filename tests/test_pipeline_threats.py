@@ -416,3 +416,69 @@ def test_forged_records_fail_every_hidden_test_of_a_chapter(chapter, tmp_path):
     # the forgeries are real: on the verdicts alone, some of them passed
     assert sum(len(v) for v in out["before"].values()) > 0
     assert out["leaks"] == [], "lines of judge.py in a message"
+
+
+# --- collect: one entry in the exchange never stops the class ----------------------------------------------------
+
+def test_collect_skips_what_it_cannot_read_and_ids_that_are_no_student(tmp_path):
+    import os
+    import pwd
+    import shutil
+
+    course = toycourse.make(tmp_path / "course")
+    exchange = tmp_path / "exchange"
+    exchange.mkdir()
+    os.chmod(exchange, 0o1777)
+    with open(course / "nbgrader_config.py", "a") as fh:
+        fh.write(f"\nc.Exchange.root = {str(exchange)!r}\n")
+    db_url = nbgrader_io.sqlite(course / "gradebook.db")
+    rel = nbgrader_io.generate(course, CH, db_url)
+    nbgrader_io.run(["release_assignment", CH], course, db_url)
+    inbound = exchange / "pytorch-internals" / "inbound"
+    me = pwd.getpwuid(os.geteuid()).pw_name
+    honest_nb = json.dumps(answered(json.loads((rel / f"{CH}.ipynb").read_text())))
+
+    def plant(name: str, stamp_file: str = "2026-12-01 10:00:00.000000 UTC") -> Path:
+        d = inbound / name
+        d.mkdir()
+        (d / f"{CH}.ipynb").write_text(honest_nb)
+        (d / "timestamp.txt").write_text(stamp_file)
+        return d
+
+    plant(f"{me}+{CH}+2026-12-01 10:00:00.000000 UTC")
+    plant(f"{me}+{CH}+not a date at all")                                 # a timestamp that is no date
+    plant(f"{me}+{CH}+2026-13-45 99:99:99.000000 UTC")                     # one that parses as nothing
+    plant(f"ghost-{os.getpid()}+{CH}+2026-12-01 10:00:00.000000 UTC")      # an id that is no user here
+    if os.geteuid() == 0:                                                   # nobody's own, with a timestamp.txt
+        d = plant(f"nobody+{CH}+2026-12-01 11:00:00.000000 UTC", stamp_file="garbage, not a date")
+        for p in (d, *d.iterdir()):
+            os.chown(p, pwd.getpwnam("nobody").pw_uid, -1)
+    proc = nbgrader_io.run(["collect", CH], course, db_url, check=False)
+    text = proc.stdout + proc.stderr
+    print(text[-4000:])
+    assert proc.returncode == 0, text[-3000:]
+    sub = course / "submitted"
+    assert (sub / me / CH / f"{CH}.ipynb").is_file(), "the honest submission must be collected"
+    assert text.count("its name is not <student>+<assignment>+<date>") == 2
+    assert not (sub / f"ghost-{os.getpid()}").exists() and "not a user of this machine" in text
+    if os.geteuid() == 0:
+        # collected; its timestamp.txt is the exchange's date, so the next collect (and autograde) can read it
+        assert (sub / "nobody" / CH / "timestamp.txt").read_text() == "2026-12-01 11:00:00.000000 UTC"
+        (sub / "nobody" / CH / "timestamp.txt").write_text("garbage again")   # as an older collect left it
+    plant(f"{me}+{CH}+2026-12-02 10:00:00.000000 UTC")
+    proc = nbgrader_io.run(["collect", CH, "--update"], course, db_url, check=False)
+    text = proc.stdout + proc.stderr
+    assert proc.returncode == 0, text[-3000:]
+    assert (sub / me / CH / "timestamp.txt").read_text() == "2026-12-01 10:00:00.000000 UTC" or \
+        "Updating submission" in text
+    # With a class list in the gradebook, the list decides: an id in it is collected, any other is not.
+    for student in (me, f"ghost-{os.getpid()}"):
+        nbgrader_io.run(["db", "student", "add", student], course, db_url)
+    plant(f"listed-not+{CH}+2026-12-01 10:00:00.000000 UTC")
+    shutil.rmtree(sub)
+    proc = nbgrader_io.run(["collect", CH], course, db_url, check=False)
+    text = proc.stdout + proc.stderr
+    assert proc.returncode == 0, text[-3000:]
+    assert (sub / f"ghost-{os.getpid()}" / CH).is_dir() and (sub / me / CH).is_dir()
+    assert not (sub / "listed-not").exists() and not (sub / "nobody").exists()
+    assert "not a student in the gradebook" in text
