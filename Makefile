@@ -11,6 +11,7 @@
 #   make sweep       every hidden test on the reference for 100 seeds, every chapter (the test run samples 12)
 #   make check       every mutant group, alternative and attack of every chapter graded end to end
 #   make bench       time the chapters and class grading (stock nbgrader vs the judge, and their scores)
+#   make gpu-check [CHAPTERS=01_dynamic_graphs] [GPU_PYTHON=...]   every chapter as a student on this machine's torch
 SHELL := /bin/bash
 ifndef PYTHON
 PYTHON := $(shell command -v python3.11 || command -v python3)
@@ -34,7 +35,7 @@ DEST ?=
 # Debian packages the tests need: the sandbox, the browser for the browser tests, a PostgreSQL server.
 SYSTEM_PACKAGES := bubblewrap chromium postgresql
 
-.PHONY: setup system lab instructor test grade release autograde grade-class bench feedback publish sweep check gradebook
+.PHONY: setup system lab instructor test grade release autograde grade-class bench feedback publish sweep check gradebook gpu-check
 
 # A fresh clone's gradebook (gradebook.db) learns every chapter: nbgrader generate_assignment --force for each
 # (release/ is written again from source/, identical to the committed one). Run once before the first grading.
@@ -111,6 +112,13 @@ feedback: setup
 publish: setup
 	@test -n "$(DEST)" || { echo 'usage: make publish DEST=../pytorch-internals-student'; exit 2; }
 	$(BIN)/python -m course.grading publish "$(DEST)" $(if $(FORCE),--force,)
+
+# The project's own GPU check (tools/gpu_check.py): every chapter of CHAPTERS run as a student (reference answers,
+# hidden tests out), errors allowed, one kernel each, on the torch of GPU_PYTHON (default: the course's .venv).
+# Report: .bench/gpu-check/report.md and report.json. Another interpreter keeps its own torch (README, "For contributors").
+GPU_PYTHON ?=
+gpu-check: $(if $(GPU_PYTHON),,setup)
+	HF_HUB_OFFLINE=1 $(or $(GPU_PYTHON),$(BIN)/python) tools/gpu_check.py $(CHAPTERS)
 
 # The full proofs the test run samples: every hidden test on the reference for 100 seeds (and do-nothing answers for
 # 10), and every group of mutants and alternatives graded end to end (a sandboxed notebook each) with the attacks.

@@ -422,13 +422,16 @@ def table(graded: Graded) -> str:
     return "\n".join(lines)
 
 
-def execute(path: Path, grading: bool = False, timeout: int = 300) -> tuple[float, nbformat.NotebookNode]:
+def execute(path: Path, grading: bool = False, timeout: int = 300,
+            allow_errors: bool = False) -> tuple[float, nbformat.NotebookNode]:
     """Execute a notebook top to bottom on a fresh kernel in its own folder; return (seconds, executed notebook).
 
     Hidden-test regions are removed first, so a source notebook runs as a
     student's notebook with correct answers would. ``grading=True`` sets ``NBGRADER_EXECUTION=autograde`` in the
     kernel, as nbgrader does. Raises ``nbclient`` errors on the first failing cell, and ``RuntimeError`` if any
-    code cell was left unexecuted.
+    code cell was left unexecuted. ``allow_errors=True`` runs every cell even after one fails (the errors stay in
+    the cells' outputs: tools/gpu_check.py); an exception raised then (a dead kernel, a timeout) carries the
+    partly executed notebook as ``partial_notebook``.
     """
     from nbclient import NotebookClient
     from nbgrader.utils import is_grade
@@ -448,10 +451,14 @@ def execute(path: Path, grading: bool = False, timeout: int = 300) -> tuple[floa
     os.environ.clear()
     os.environ.update(env)
     try:
-        client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
+        client = NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=allow_errors,
                                 resources={"metadata": {"path": str(path.parent)}})
         t0 = time.perf_counter()
-        client.execute()
+        try:
+            client.execute()
+        except Exception as exc:
+            exc.partial_notebook = nb
+            raise
         elapsed = time.perf_counter() - t0
     finally:
         os.environ.clear()
