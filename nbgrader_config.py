@@ -42,9 +42,11 @@ c.Execute.startup_timeout = 120
 # an Output widget crashes autograde (KeyError in output_widget.py).
 
 c.Exchange.path_includes_course = True
-# The local exchange behind the Assignments tab (`make lab`, `make instructor` create it
-# and release the chapters into it). JupyterHub deployments set their own.
-c.Exchange.root = os.environ.get("COURSE_EXCHANGE") or os.path.join(HERE, ".exchange")
+# The local exchange behind the Assignments tab (`make lab`, `make instructor` create it and release the
+# chapters into it): $COURSE_EXCHANGE if set (the hub sets it), else ~/.local/share/pytorch-internals/exchange
+# ($XDG_DATA_HOME), the folder every student lab on this machine uses too, the student repository's included.
+from course.lab import default_exchange as _default_exchange  # noqa: E402
+c.Exchange.root = str(_default_exchange())
 
 # Grading goes through the judge (course/grading/preprocessors.py): each submission runs in a
 # sandbox, and every grade cell is decided outside the student's kernel against references

@@ -8,9 +8,18 @@
   extensions only (Assignments and Validate; Formgrader and Create Assignment
   are disabled), and an nbgrader configuration with the course id and the
   local exchange.
-* **Local exchange.** ``.exchange/`` (world-writable, as nbgrader requires)
-  with every chapter released into it, so the Assignments tab can fetch a
-  chapter, and submit it back; the instructor then runs ``nbgrader collect``.
+* **Local exchange.** :func:`default_exchange`: ``$COURSE_EXCHANGE`` if set, else
+  ``$XDG_DATA_HOME/pytorch-internals/exchange`` (``~/.local/share/...``), outside
+  every repository, so the instructor's repository (its ``nbgrader_config.py``)
+  and the student repository (``make publish``) use the same one on one machine
+  without configuration. Every chapter is released into it, so the Assignments
+  tab can fetch a chapter and submit it back; the instructor then runs
+  ``nbgrader collect``.
+* **Unsaved work.** The student's kernels record when they last ran a cell of
+  their notebook (an IPython startup file, ``.student/ipython``; records in
+  ``.student/runs``): :mod:`course.submit` refuses to hand in a notebook whose
+  file is older than its last run, since the open document then holds changes
+  that are not on disk.
 * **Instructor.** JupyterLab rooted at the course, with Formgrader.
 
 ``python -m course.lab student|instructor|exchange ROOT`` prepares these and
@@ -47,6 +56,86 @@ _submit_message()
 from course.validate import install as _short_validate  # noqa: E402
 _short_validate()
 '''
+
+
+EXCHANGE_ENV = "COURSE_EXCHANGE"
+RUN_LOG_ENV = "COURSE_RUN_LOG"
+
+
+def default_exchange() -> Path:
+    """The local class's exchange: ``$COURSE_EXCHANGE`` if set, else ``$XDG_DATA_HOME/pytorch-internals/exchange``
+    (``~/.local/share/pytorch-internals/exchange`` by default).
+
+    The instructor's ``nbgrader_config.py`` and every student lab on this machine (``make lab`` in the instructor's
+    repository or in the student repository) compute the same folder, so what one side releases or submits the
+    other fetches or collects. It is per user: for a class of several Unix users on one machine, set
+    ``COURSE_EXCHANGE`` to a folder they share (or run the hub, which sets it)."""
+    env = os.environ.get(EXCHANGE_ENV)
+    if env:
+        return Path(env).expanduser()
+    data = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return Path(data) / COURSE_ID / "exchange"
+
+
+def run_record(folder: str | Path, notebook: str | Path) -> Path:
+    """Where a kernel records its last run of a cell of ``notebook`` (one small JSON file per notebook)."""
+    import hashlib
+
+    key = hashlib.sha256(os.path.realpath(notebook).encode()).hexdigest()[:32]
+    return Path(folder) / f"{key}.json"
+
+
+def record_run(folder: str | Path, notebook: str | Path, when: float | None = None) -> None:
+    """Record that a cell of ``notebook`` finished running at ``when`` (seconds since the epoch; default now)."""
+    import time
+
+    path = run_record(folder, notebook)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps({"notebook": os.path.realpath(notebook), "time": time.time() if when is None else when}))
+    os.replace(tmp, path)
+
+
+def last_run(folder: str | Path, notebook: str | Path) -> float | None:
+    """When a cell of ``notebook`` last finished running in a kernel of the student's lab (None: never recorded)."""
+    try:
+        return float(json.loads(run_record(folder, notebook).read_text())["time"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+# Runs in every kernel of the student's lab (IPYTHONDIR/profile_default/startup/). After each cell the student runs
+# (not silent executions: the tab's own requests), it records the time for the kernel's notebook: jupyter_server
+# names it in JPY_SESSION_NAME (the absolute path when JupyterLab gives the file name, as it does).
+RUN_RECORDER = '''\
+def _course_run_recorder():
+    import os
+    ip, folder, name = get_ipython(), os.environ.get("COURSE_RUN_LOG"), os.environ.get("JPY_SESSION_NAME")
+    if ip is None or not folder or not name:
+        return
+    notebook = name if os.path.isabs(name) else os.path.join(os.getcwd(), os.path.basename(name))
+
+    def post_run_cell(result):
+        try:
+            from course.lab import record_run
+            record_run(folder, notebook)
+        except Exception:  # never disturb the student's cell
+            pass
+
+    ip.events.register("post_run_cell", post_run_cell)
+
+
+_course_run_recorder()
+del _course_run_recorder
+'''
+
+
+def write_run_recorder(ipython_dir: Path) -> Path:
+    """Write the IPython startup file that records each kernel's last run (:data:`RUN_RECORDER`); return the dir."""
+    startup = Path(ipython_dir) / "profile_default" / "startup"
+    startup.mkdir(parents=True, exist_ok=True)
+    (startup / "00-course-run-recorder.py").write_text(RUN_RECORDER)
+    return Path(ipython_dir)
 
 
 def student_nbgrader_config(exchange: str | Path, assignment_dir: str | Path | None = None,
@@ -193,11 +282,17 @@ def write_index(root: Path, dest: Path) -> Path:
 
 
 def exchange(root: Path) -> Path:
-    """Create the local exchange and release every chapter into it (idempotent); return its folder."""
+    """Create the local exchange (:func:`default_exchange`) if needed and release every chapter of ``root`` that is
+    not there yet (idempotent); return its folder.
+
+    A folder made here for ``COURSE_EXCHANGE`` is world-writable with the sticky bit, as nbgrader asks of a shared
+    exchange; the per-user default keeps the user's own mode."""
     root = Path(root).resolve()
-    ex = root / ".exchange"
-    ex.mkdir(exist_ok=True)
-    os.chmod(ex, 0o1777)
+    ex = default_exchange()
+    if not ex.is_dir():
+        ex.mkdir(parents=True)
+        if os.environ.get(EXCHANGE_ENV):
+            os.chmod(ex, 0o1777)
     for ch in chapters(root):
         if not (ex / COURSE_ID / "outbound" / ch).is_dir():
             release_to_exchange(root, ex, ch)
@@ -236,6 +331,7 @@ def student(root: Path) -> Path:
     ex = exchange(root)
     write_student_config(root / ".student" / "jupyter", ex, assignment_dir=work)
     lab_settings(root / ".student" / "lab-settings")
+    write_run_recorder(root / ".student" / "ipython")
     return work
 
 
@@ -264,7 +360,8 @@ def command(who: str, root: Path, extra: list[str] | None = None,
     if who == "student":
         work = student(root)
         env.update(JUPYTER_CONFIG_DIR=str(root / ".student" / "jupyter"),
-                   JUPYTERLAB_SETTINGS_DIR=str(root / ".student" / "lab-settings"))
+                   JUPYTERLAB_SETTINGS_DIR=str(root / ".student" / "lab-settings"),
+                   IPYTHONDIR=str(root / ".student" / "ipython"), **{RUN_LOG_ENV: str(root / ".student" / "runs")})
         # The landing page is the server's default URL: what the browser opens, and what `--no-browser` prints.
         return [jupyter, "lab", f"--ServerApp.root_dir={work}", f"--LabApp.default_url={LANDING_URL}",
                 *(extra or [])], env, work

@@ -1,4 +1,4 @@
-"""The student's *Submit*: hands in the working copy, and says so when nothing in it was answered.
+"""The student's *Submit*: hands in the working copy, says so when nothing in it was answered, refuses unsaved work.
 
 The Assignments tab's *Submit* runs nbgrader's exchange in the student's own Jupyter server. The
 student's nbgrader configuration (written by :mod:`course.lab`, and by the hub for a class) makes
@@ -13,6 +13,16 @@ shows in its "Invalid Submission" dialog: which copy it looked at, save first, o
 again to hand it in unchanged. A second *Submit* of the same, still unchanged files goes through
 (a digest of the notebooks is kept in the student's nbgrader cache until then).
 
+It also refuses, every time, to hand in a notebook **with unsaved changes**: the tab's *Submit* copies the
+files on disk, and a student who ran their answer and pressed *Submit* before the autosave (up to two
+minutes later) handed in the old file without a word. The server cannot see the open document, but the
+student's kernels can say when they last ran a cell of it: :mod:`course.lab` gives the student's lab an
+IPython startup file that records that time after each cell (``COURSE_RUN_LOG``). Running a cell always
+changes the document (outputs, execution counts), so a notebook whose file on disk is older than its last
+run holds changes the file does not: Submit says which, and asks to save first. It is not caught when the
+student typed an answer and did not run it; a lab without the recorder (no ``COURSE_RUN_LOG``) checks
+nothing.
+
 nbgrader's tab shows a failed submit as the exception's whole traceback. :func:`install` (called from
 the student's ``nbgrader_config.py``, which the tab's server extension loads before every action)
 wraps ``AssignmentList.submit_assignment`` so that the dialog shows only the message of a refusal
@@ -22,7 +32,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import textwrap
+import time
 from pathlib import Path
 
 from nbgrader.exchange.abc.exchange import ExchangeError
@@ -35,6 +47,45 @@ _LAST_REFUSAL: dict[str, str] = {}
 
 class NothingAnswered(ExchangeError):
     """Raised instead of handing in a notebook in which no solution cell was changed."""
+
+
+class UnsavedChanges(ExchangeError):
+    """Raised instead of handing in a notebook whose open document holds changes its file does not."""
+
+
+def unsaved(src_dir: Path, run_log: str | Path | None = None) -> list[tuple[str, float, float]]:
+    """The notebooks of ``src_dir`` (relative paths) run after their file was last written, as
+    ``(name, last run, file's mtime)``; empty when the lab records no runs (``run_log`` or ``COURSE_RUN_LOG``)."""
+    from course import lab
+
+    folder = run_log or os.environ.get(lab.RUN_LOG_ENV)
+    if not folder:
+        return []
+    out = []
+    for name in find_all_notebooks(str(src_dir)):
+        path = Path(src_dir) / name
+        ran = lab.last_run(folder, path)
+        try:
+            saved = path.stat().st_mtime
+        except OSError:
+            continue
+        if ran is not None and ran > saved:
+            out.append((name, ran, saved))
+    return out
+
+
+def unsaved_message(assignment: str, found: list[tuple[str, float, float]], width: int = 80) -> str:
+    """What the student reads when :func:`unsaved` found something."""
+    clock = lambda t: time.strftime("%H:%M:%S", time.localtime(t))  # noqa: E731
+    files = "; ".join(f"{assignment}/{name} (saved {clock(saved)}, a cell ran at {clock(ran)})"
+                      for name, ran, saved in found)
+    paragraphs = [
+        f"Not submitted: {files} has changes that are not saved. Submit hands in the file on disk, so it "
+        f"would hand in your notebook as it was at its last save.",
+        "Save it (Ctrl+S, or File > Save Notebook), then press Submit again. If you closed it without saving "
+        "on purpose, open it and save it once.",
+    ]
+    return "\n\n".join(textwrap.fill(p, width) for p in paragraphs)
 
 
 def solution_sources(nb: dict) -> dict[str, str]:
@@ -109,6 +160,12 @@ class ExchangeSubmit(_NbgraderSubmit):
 
     def copy_files(self) -> None:
         self.init_release()
+        found = unsaved(Path(self.src_path))
+        if found:
+            msg = unsaved_message(self.coursedir.assignment_id, found)
+            _LAST_REFUSAL["message"] = msg
+            self.log.warning(msg)
+            raise UnsavedChanges(msg)
         names = unanswered(Path(self.src_path), Path(self.release_path))
         confirm = self._confirm_path()
         if names:
@@ -149,4 +206,4 @@ def install() -> bool:
     return True
 
 
-__all__ = ["ExchangeSubmit", "NothingAnswered", "answered", "install", "unanswered"]
+__all__ = ["ExchangeSubmit", "NothingAnswered", "UnsavedChanges", "answered", "install", "unanswered", "unsaved"]

@@ -81,7 +81,11 @@ def course(tmp_path_factory):
         shutil.copytree(REPO / name, root / name)
     shutil.copy(REPO / "nbgrader_config.py", root / "nbgrader_config.py")
     (root / "tests").symlink_to(REPO / "tests")
-    return root
+    # This run's exchange, not the user's default one (~/.local/share/pytorch-internals/exchange): both labs use it.
+    mp = pytest.MonkeyPatch()
+    mp.setenv("COURSE_EXCHANGE", str(root / ".exchange"))
+    yield root
+    mp.undo()
 
 
 @pytest.fixture(scope="module")
@@ -413,6 +417,42 @@ def test_submitting_an_unanswered_notebook_warns_first(page, student, course):
     click_submit(page, chapter)
     assert len(wait_for_inbound(course, chapter, 1)) == 1, "a second Submit should hand in the unchanged notebook"
     assert page.locator(".jp-Dialog").count() == 0, page.locator(".jp-Dialog").inner_text()
+
+
+def test_submit_with_unsaved_changes_asks_to_save_first(page, student, course):
+    """Type an answer, run it, and press Submit before any save: the tab asks to save first and hands in nothing
+    (nbgrader hands in the file on disk); once saved, Submit hands the answer in."""
+    chapter = "02_autograd"
+    path, answer = fresh_copy(course, chapter), "answer = 2  # run, then submitted before saving"
+    open_notebook(page, student, f"{chapter}/{chapter}.ipynb")
+    cell = page.locator(".jp-CodeCell").filter(has_text="YOUR CODE HERE").first
+    cell.scroll_into_view_if_needed()
+    cell.locator(".cm-content").click()
+    page.keyboard.press("Control+a")
+    page.keyboard.insert_text(answer)
+    page.keyboard.press("Control+Enter")
+    runs, end = course / ".student" / "runs", time.time() + 60
+    while (lab.last_run(runs, path) or 0) <= path.stat().st_mtime and time.time() < end:
+        time.sleep(0.5)
+    assert (lab.last_run(runs, path) or 0) > path.stat().st_mtime, "the kernel recorded no run of the cell"
+    menu(page, "Nbgrader", "Assignment List")
+    page.wait_for_selector(f"#fetched_assignments_list .list_item:has-text('{chapter}')", timeout=60_000)
+    click_submit(page, chapter)
+    dialog = page.locator(".jp-Dialog")
+    dialog.wait_for(timeout=60_000)
+    text = dialog.inner_text()
+    page.screenshot(path=str(SHOTS / "submit-unsaved-refused.png"))
+    assert "not saved" in text and f"{chapter}/{chapter}.ipynb" in text and "Traceback" not in text, text
+    assert not wait_for_inbound(course, chapter, 1, timeout=3), "the old file was handed in"
+    dialog.locator("button:has-text('Ok'), button:has-text('OK')").first.click()
+    dialog.wait_for(state="detached", timeout=30_000)
+    page.locator(f".lm-TabBar-tab:has-text('{chapter}.ipynb')").first.click()
+    save(page)
+    assert answer in path.read_text()
+    menu(page, "Nbgrader", "Assignment List")
+    click_submit(page, chapter)
+    (sub,) = wait_for_inbound(course, chapter, 1)
+    assert answer in (sub / f"{chapter}.ipynb").read_text(), "the saved answer was not handed in"
 
 
 def test_no_browser_url_opens_the_landing_page(browser, student, course):

@@ -97,8 +97,9 @@ def test_short_validate_wraps_nbgrader_once():
 
 
 @pytest.fixture
-def course_copy(tmp_path):
+def course_copy(tmp_path, monkeypatch):
     root = tmp_path / "course"
+    monkeypatch.setenv("COURSE_EXCHANGE", str(root / ".exchange"))  # this test's exchange, not the user's
     shutil.copytree(REPO / "release", root / "release")
     shutil.copy(REPO / "nbgrader_config.py", root / "nbgrader_config.py")
     (root / "source").mkdir()
@@ -159,8 +160,33 @@ def test_landing_page_has_no_unknown_times(course_copy):
 def test_lab_command_line(course_copy):
     out = subprocess.run([sys.executable, "-m", "course.lab", "exchange", str(course_copy)], capture_output=True,
                          text=True, check=True).stdout
-    assert out.strip().endswith(".exchange")
+    assert out.strip() == str(course_copy / ".exchange")  # COURSE_EXCHANGE (course_copy sets it)
     assert subprocess.run([sys.executable, "-m", "course.lab", "nope"], capture_output=True).returncode == 2
+
+
+def test_one_exchange_for_both_repositories_by_default(course_copy, tmp_path, monkeypatch):
+    """Without COURSE_EXCHANGE, the instructor's nbgrader_config.py and a student lab (the instructor's repository
+    or the student repository) agree on one folder outside both: $XDG_DATA_HOME/pytorch-internals/exchange."""
+    from traitlets.config.loader import PyFileConfigLoader
+
+    monkeypatch.delenv("COURSE_EXCHANGE")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    expected = tmp_path / "data" / "pytorch-internals" / "exchange"
+    assert lab.default_exchange() == expected
+    monkeypatch.delenv("XDG_DATA_HOME")
+    assert lab.default_exchange() == Path.home() / ".local" / "share" / "pytorch-internals" / "exchange"
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    cfg = PyFileConfigLoader("nbgrader_config.py", path=str(REPO)).load_config()
+    assert cfg.Exchange.root == str(expected), "the instructor's config"
+    work = lab.student(course_copy)
+    nbcfg = (course_copy / ".student" / "jupyter" / "nbgrader_config.py").read_text()
+    assert f"c.Exchange.root = {str(expected)!r}" in nbcfg, "the student's config"
+    assert sorted(p.name for p in (expected / "pytorch-internals" / "outbound").iterdir()) == lab.chapters(course_copy)
+    assert work.is_dir()
+    monkeypatch.setenv("COURSE_EXCHANGE", str(tmp_path / "shared"))
+    assert lab.default_exchange() == tmp_path / "shared"
+    shared = PyFileConfigLoader("nbgrader_config.py", path=str(REPO)).load_config().Exchange.root
+    assert shared == str(tmp_path / "shared")
 
 
 # --- One working copy per chapter, and a Submit that says when nothing was answered -------------------------
@@ -172,9 +198,12 @@ def student_course(tmp_path_factory, monkeypatch_module):
     shutil.copytree(REPO / "release", root / "release")
     shutil.copy(REPO / "nbgrader_config.py", root / "nbgrader_config.py")
     (root / "source").mkdir()
+    monkeypatch_module.setenv("COURSE_EXCHANGE", str(root / ".exchange"))
     work = lab.student(root)
     monkeypatch_module.setenv("JUPYTER_CONFIG_DIR", str(root / ".student" / "jupyter"))
     monkeypatch_module.setenv("JUPYTER_DATA_DIR", str(root / ".student-data"))
+    # what `make lab` gives the server (and so the tab's Submit): where the kernels record their runs
+    monkeypatch_module.setenv(lab.RUN_LOG_ENV, str(root / ".student" / "runs"))
     return root, work
 
 
@@ -193,7 +222,7 @@ def _manager(work: Path):
 
 
 def _inbound(root: Path, chapter: str) -> list[Path]:
-    return sorted((root / ".exchange" / "pytorch-internals" / "inbound").glob(f"*+{chapter}+*"))
+    return sorted((root / ".exchange" / "pytorch-internals" / "inbound").glob(f"*+{chapter}+*"))  # COURSE_EXCHANGE
 
 
 def _set_solution(path: Path, grade_id: str, source: str) -> None:
@@ -244,6 +273,55 @@ def test_submit_of_an_unanswered_notebook_says_so_once(student_course):
     other = manager.submit_assignment("pytorch-internals", "03_torchscript")
     assert other["success"] is False and "Traceback" in other["value"] and "none of your answers" not in other["value"]
     assert submit.install() is False, "installed twice"
+
+
+def test_submit_refuses_a_notebook_run_after_its_last_save(student_course):
+    """A cell ran after the file was last written (the open document holds changes): Submit says save first and
+    hands in nothing, every time; once saved, it hands the notebook in."""
+    import os
+    import time
+
+    root, work = student_course
+    chapter = "04_ecosystem"
+    nb = work / chapter / f"{chapter}.ipynb"
+    _set_solution(nb, next(iter(_solution_ids(nb))), "answer = 1  # typed and saved\n")
+    saved = time.time() - 60
+    os.utime(nb, (saved, saved))
+    lab.record_run(root / ".student" / "runs", nb, when=saved + 30)  # what the kernel's hook writes
+    manager = _manager(work)
+    for _ in range(2):
+        out = manager.submit_assignment("pytorch-internals", chapter)
+        assert out["success"] is False, out
+        assert "not saved" in out["value"] and f"{chapter}/{chapter}.ipynb" in out["value"], out["value"]
+        assert "Traceback" not in out["value"] and "Ctrl+S" in out["value"]
+        assert not _inbound(root, chapter), "a notebook with unsaved changes was handed in"
+    os.utime(nb)  # the student saves
+    out = manager.submit_assignment("pytorch-internals", chapter)
+    assert out["success"], out
+    assert len(_inbound(root, chapter)) == 1
+
+
+def test_the_kernel_records_its_runs(tmp_path):
+    """The IPython startup file of the student's lab records each run of a cell for the kernel's notebook."""
+    import os
+    import time
+
+    ipython = lab.write_run_recorder(tmp_path / "ipython")
+    runs, notebook = tmp_path / "runs", tmp_path / "work" / "nb.ipynb"
+    env = dict(os.environ, IPYTHONDIR=str(ipython), JPY_SESSION_NAME=str(notebook), **{lab.RUN_LOG_ENV: str(runs)})
+    before = time.time()
+    out = subprocess.run([sys.executable, "-m", "IPython", "--no-banner", "--HistoryManager.enabled=False", "-c",
+                          "print('ran')"], env=env, capture_output=True, text=True, timeout=120)
+    assert "ran" in out.stdout, out.stderr[-2000:]
+    ran = lab.last_run(runs, notebook)
+    assert ran is not None and ran >= before - 1, (ran, before, out.stdout[-1000:], out.stderr[-2000:])
+    assert lab.last_run(runs, tmp_path / "other.ipynb") is None
+
+
+def _solution_ids(path: Path) -> list[str]:
+    nb = json.loads(path.read_text())
+    return [c["metadata"]["nbgrader"]["grade_id"] for c in nb["cells"]
+            if c.get("metadata", {}).get("nbgrader", {}).get("solution")]
 
 
 def test_answered_compares_solution_cells_only():
@@ -303,3 +381,40 @@ def test_no_browser_prints_the_landing_page_url(student_course):
         except subprocess.TimeoutExpired:
             __import__("os").killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=10)
+
+
+# --- The instructor's collect from the local exchange (issue 27) -------------------------------------------------
+
+def test_collect_makes_a_missing_exchange_and_takes_resubmissions(tmp_path):
+    """`nbgrader collect` (the course's SafeCollect): an exchange that does not exist is made and the message says
+    to release first (nbgrader said "Unwritable directory, please contact your instructor"); a resubmission
+    replaces the collected one without --update."""
+    import os
+    import pwd
+
+    import toycourse
+    from course.grading import nbgrader_io
+
+    ch = toycourse.CHAPTER
+    course = toycourse.make(tmp_path / "course")
+    exchange = tmp_path / "not yet" / "exchange"
+    with open(course / "nbgrader_config.py", "a") as fh:
+        fh.write(f"\nc.Exchange.root = {str(exchange)!r}\n")
+    db_url = nbgrader_io.sqlite(course / "gradebook.db")
+    rel = nbgrader_io.generate(course, ch, db_url)
+    proc = nbgrader_io.run(["collect", ch], course, db_url, check=False)
+    text = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and exchange.is_dir(), text[-2000:]
+    assert "Unwritable directory" not in text and "Nothing to collect" in text, text[-2000:]
+    assert f"nbgrader release_assignment {ch}" in text, text[-2000:]
+    nbgrader_io.run(["release_assignment", ch], course, db_url)
+    me = pwd.getpwuid(os.geteuid()).pw_name
+    inbound = exchange / "pytorch-internals" / "inbound"
+    for stamp in ("2026-12-01 10:00:00.000000 UTC", "2026-12-01 11:00:00.000000 UTC"):
+        d = inbound / f"{me}+{ch}+{stamp}"
+        d.mkdir()
+        shutil.copy(rel / f"{ch}.ipynb", d / f"{ch}.ipynb")
+        (d / "timestamp.txt").write_text(stamp)
+        proc = nbgrader_io.run(["collect", ch], course, db_url, check=False)
+        assert proc.returncode == 0, (proc.stdout + proc.stderr)[-2000:]
+        assert (course / "submitted" / me / ch / "timestamp.txt").read_text() == stamp, "the latest submission"

@@ -318,11 +318,34 @@ def read_intake_log(root: Path, chapter: str, student: str) -> IntakeReport | No
 def _collect_class():
     from nbgrader.exchange.default.collect import ExchangeCollect
 
+    from traitlets import Bool
+
     class SafeCollect(ExchangeCollect):
         """``nbgrader collect`` through the intake: no link followed, no special file opened, ids checked.
 
         Configure with ``c.ExchangeFactory.collect = "course.grading.intake.SafeCollect"``.
+        A resubmission replaces the collected one (``update`` is on: ``--ExchangeCollect.update=False`` keeps the
+        first); a missing exchange is made, and a missing ``inbound/`` is explained (issue 27).
         """
+
+        update = Bool(True, help="Collect a newer submission over the one collected before (nbgrader's --update)."
+                      ).tag(config=True)
+
+        def ensure_root(self):
+            # nbgrader says "Unwritable directory, please contact your instructor" for an exchange that does not
+            # exist yet; the instructor is the one reading it.
+            root = Path(self.root)
+            if not root.exists():
+                try:
+                    root.mkdir(parents=True)
+                except OSError as err:
+                    self.fail(f"The exchange {root} does not exist and could not be made ({err.strerror}): make it "
+                              f"(mkdir -p {root}), or set COURSE_EXCHANGE to the class's exchange")
+                self.log.warning("intake: made the exchange %s (empty: nothing was released or submitted there)", root)
+            elif not os.access(root, os.W_OK | os.X_OK):
+                self.fail(f"The exchange {root} is not writable by this user: give yourself write access to it "
+                          f"(chmod 1777 {root} for a shared one), or set COURSE_EXCHANGE to the class's exchange")
+            super().ensure_root()
 
         def _path_to_record(self, path):
             # nbgrader stops the whole collect on one name it cannot parse: skip that one, say so, go on.
@@ -336,6 +359,14 @@ def _collect_class():
                         "timestamp": datetime.datetime(1970, 1, 2)}
 
         def init_src(self):
+            inbound = Path(self.root) / (self.coursedir.course_id or "") / "inbound"
+            if self.coursedir.course_id and not inbound.is_dir():
+                self.fail(f"Nothing to collect: {inbound} does not exist, so nothing was released into or "
+                          f"submitted to this exchange. Release first (nbgrader release_assignment "
+                          f"{self.coursedir.assignment_id}, or make instructor / make lab, which release every "
+                          f"chapter there); students then Fetch and Submit in the Assignments tab. A lab on this "
+                          f"machine uses this exchange when it runs as the same user or with the same "
+                          f"COURSE_EXCHANGE.")
             super().init_src()
             known = self._known_students()
             kept = []

@@ -39,7 +39,10 @@ chapter lives in `my_work/` (git-ignored), and regenerating or updating this rep
 
 Each chapter runs on a CPU. Write your code where it says `# YOUR CODE HERE`, run the test cell below it, and
 read the message if it fails; the grader adds hidden tests on inputs you have not seen. In a class, the
-*Assignments* tab fetches a chapter into `my_work/<chapter>/` and submits that same copy back.
+*Assignments* tab fetches a chapter into `my_work/<chapter>/` and submits that same copy back (save first:
+Submit hands in the file on disk, and refuses a notebook you ran after its last save). On one machine it uses
+the exchange `~/.local/share/pytorch-internals/exchange`, the same as your instructor's repository there
+(`COURSE_EXCHANGE=/path make lab` uses another; on a JupyterHub, the hub's).
 
 [![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/OWNER/REPO/main?urlpath=lab/tree/my_work/index.ipynb)
 
