@@ -45,6 +45,8 @@ class Limits:
     intake_bytes: int = 200 * MiB
     intake_file_bytes: int = 100 * MiB
     intake_depth: int = 12
+    intake_folders: int = 100
+    intake_entries: int = 2000
     # the wire
     probe_result_bytes: int = 32 * MiB
     submission_results_bytes: int = 128 * MiB
@@ -78,6 +80,10 @@ class GradingLimits(Configurable):
     intake_mib = Float(200.0, help="Bytes taken from one submission folder (MiB).").tag(config=True)
     intake_file_mib = Float(100.0, help="Largest single file taken (MiB).").tag(config=True)
     intake_depth = Integer(12, help="Deepest sub-folder taken.").tag(config=True)
+    intake_folders = Integer(100, help="Folders taken from one submission folder (an empty folder costs a disk "
+                                       "block at every copy); the rest are dropped.").tag(config=True)
+    intake_entries = Integer(2000, help="Entries looked at in one submission folder, taken or not (files, folders, "
+                                        "links, hidden ones); past it, the rest is not even listed.").tag(config=True)
     probe_result_mib = Float(32.0, help="Largest result one hidden test may send back (MiB).").tag(config=True)
     submission_results_mib = Float(128.0, help="All results of one submission together (MiB).").tag(config=True)
     message_mib = Float(16.0, help="Largest message the kernel may send (MiB); a larger one is refused.").tag(config=True)
@@ -90,7 +96,8 @@ class GradingLimits(Configurable):
             probe_seconds=self.probe_seconds, cell_seconds=self.cell_seconds,
             judge_memory_bytes=int(self.judge_memory_gib * GiB), intake_files=self.intake_files,
             intake_bytes=int(self.intake_mib * MiB), intake_file_bytes=int(self.intake_file_mib * MiB),
-            intake_depth=self.intake_depth, probe_result_bytes=int(self.probe_result_mib * MiB),
+            intake_depth=self.intake_depth, intake_folders=self.intake_folders,
+            intake_entries=self.intake_entries, probe_result_bytes=int(self.probe_result_mib * MiB),
             submission_results_bytes=int(self.submission_results_mib * MiB), message_bytes=int(self.message_mib * MiB),
             cell_output_bytes=self.cell_output_kib * KiB, notebook_output_bytes=int(self.notebook_output_mib * MiB))
 

@@ -35,6 +35,7 @@ folder is owned by another local user; an LMS zip is checked by
 from __future__ import annotations
 
 import datetime
+import itertools
 import json
 import os
 import re
@@ -63,6 +64,8 @@ class IntakeReport:
 
     files: int = 0
     bytes: int = 0
+    folders: int = 0
+    entries: int = 0
     dropped: list[str] = field(default_factory=list)   # entries not copied, and why
     refused: str = ""                                  # why the notebook itself was not taken ("" if it was)
 
@@ -109,7 +112,8 @@ class IntakeReport:
 
     @classmethod
     def from_json(cls, d: dict) -> "IntakeReport":
-        return cls(files=int(d.get("files", 0)), bytes=int(d.get("bytes", 0)),
+        return cls(files=int(d.get("files", 0)), bytes=int(d.get("bytes", 0)), folders=int(d.get("folders", 0)),
+                   entries=int(d.get("entries", 0)),
                    dropped=[one_line(x) for x in d.get("dropped", [])][:50], refused=one_line(d.get("refused", "")))
 
 
@@ -147,12 +151,19 @@ class _Walk:
         return self.report
 
     def _folder(self, fd: int, dest: Path | None, rel: str, depth: int) -> None:
+        room = self.limits.intake_entries - self.report.entries
         try:
-            entries = sorted(os.scandir(fd), key=lambda e: e.name)
+            with os.scandir(fd) as it:  # never more than the cap's worth listed, however large the folder
+                entries = sorted(itertools.islice(it, max(room, 0) + 1), key=lambda e: e.name)
         except OSError as err:
             self.report.note(f"{_shown(rel or '.')}: could not be listed ({err.strerror})")
             return
         for entry in entries:
+            if self.report.entries >= self.limits.intake_entries:
+                self.report.note(f"more than the cap of {self.limits.intake_entries} entries (files, folders and "
+                                 f"links, taken or not): the rest was not looked at")
+                return
+            self.report.entries += 1
             name = entry.name
             path = f"{rel}{name}"
             if name.startswith("."):
@@ -172,6 +183,11 @@ class _Walk:
                 if depth + 1 > self.limits.intake_depth:
                     self.report.note(f"{_shown(path)}/: deeper than the cap of {self.limits.intake_depth} folders")
                     continue
+                if self.report.folders >= self.limits.intake_folders:
+                    self.report.note(f"more than the cap of {self.limits.intake_folders} folders: the rest was not "
+                                     f"copied")
+                    continue
+                self.report.folders += 1
                 try:
                     sub = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
                 except OSError:
