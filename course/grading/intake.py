@@ -17,6 +17,16 @@ one into a fresh folder of the instructor's and returns an
 * drops every other link, special file, hidden entry and file with an
   unprintable name, and caps the number of files, the bytes per file, the
   bytes in all and the folder depth (:class:`~course.grading.config.Limits`);
+* drops every file a browser would run (:func:`active_file`: HTML, SVG, XML,
+  XSL, JavaScript, MHTML, Flash, by any of its extensions or by the type the
+  server would send): Formgrader's ``SubmissionFilesHandler`` serves
+  ``autograded/<student>/<chapter>/`` from the Jupyter origin, Jupyter's
+  ``/files/`` serves ``submitted/`` and ``feedback/`` (where
+  ``generate_feedback`` copies the graded folder's files), so one relative link
+  from the student's notebook to their own ``appendix.html`` would run their
+  script as the instructor. Dropping beats renaming: nothing of the student's
+  that a browser would run exists anywhere under the course, and the
+  report says which file went ("active files dropped" in the class table);
 * never changes the submitted files (it only reads them).
 
 Everything dropped or refused is listed in the report, which the student's
@@ -37,6 +47,7 @@ from __future__ import annotations
 import datetime
 import itertools
 import json
+import mimetypes
 import os
 import re
 import shutil
@@ -50,7 +61,22 @@ from course.grading.text import one_line
 
 _STUDENT_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.@+-]{0,63}")
 _NAME = re.compile(r"[^\x00-\x1f\x7f-\x9f/\\]{1,200}")
+# Extensions of files a browser runs or renders with script when a server sends them; and the types that
+# mimetypes (what Tornado's StaticFileHandler sends) gives them on this machine, which may know more.
+_ACTIVE_SUFFIXES = frozenset({"htm", "html", "xhtml", "xht", "shtml", "mht", "mhtml", "svg", "svgz", "xml", "xsl",
+                              "xslt", "xsd", "rdf", "js", "mjs", "cjs", "jsx", "swf", "hta", "htc", "vbs", "wsf"})
+_ACTIVE_NOTE = "a web page, SVG, XML or script file (a browser would run it): not copied"
 _CHUNK = 1 << 20
+
+
+def active_file(name: str) -> bool:
+    """Whether a browser would run ``name`` (or render it with script) if the Jupyter server sent it."""
+    lower = name.lower()
+    if any(part.strip() in _ACTIVE_SUFFIXES for part in lower.split(".")[1:]):
+        return True
+    kind, _ = mimetypes.guess_type(lower, strict=False)
+    return bool(kind) and (kind in ("text/html", "message/rfc822", "application/x-shockwave-flash")
+                           or kind.startswith("multipart/") or any(k in kind for k in ("xml", "script", "html")))
 
 
 def valid_student_id(student: str) -> bool:
@@ -99,6 +125,8 @@ class IntakeReport:
             out.append("special files dropped")
         if "cap" in text:
             out.append("over the intake caps")
+        if _ACTIVE_NOTE in text:
+            out.append("active files dropped")
         return out
 
     def merge(self, other: "IntakeReport") -> "IntakeReport":
@@ -208,6 +236,9 @@ class _Walk:
                     self.report.refused = f"{_shown(name)} is {what}, not the notebook file itself: not graded"
                 else:
                     self.report.note(f"{_shown(path)} is {what}: not copied (not a regular file)")
+                continue
+            if not top_notebook and active_file(name):
+                self.report.note(f"{_shown(path)}: {_ACTIVE_NOTE}")
                 continue
             if self.report.files >= self.limits.intake_files:
                 self.report.note(f"more than the cap of {self.limits.intake_files} files: the rest was not copied")
