@@ -11,6 +11,17 @@ the attacks that got through the code around them:
   the visible example right and every list of hidden cases empty. Verdicts that only loop (``zip(got, ref)``)
   passed on that; the judge now checks the whole answer's structure against the reference's first. Chapters 2
   and 4 are checked test by test, in one process, with forged records of four shapes;
+* **exfiltration**: an exception whose message, args, note, ``__str__`` or ``__repr__`` walks the caller's frames
+  (``sys._getframe``, ``inspect.stack``, ``traceback``) and carries the probe's source and locals out, and lines
+  of the student's own frames rewritten in ``linecache``: no line of ``judge.py`` may reach the report, the graded
+  notebook, ``grader.md`` or nbgrader's feedback page; per chapter (2 and 4), the probe's source forged into every
+  exception record and every string of every answer;
+* **intake caps**: 60,000 empty folders (236 MiB of directory blocks per copy) passed unflagged: folders and
+  entries are counted as well as bytes;
+* **the disk**: a submission that fills its working folder fills its own quota (a tmpfs of its own), and what it
+  writes into the ipc folder is capped by the watchdog;
+* **collect**: an exchange entry whose timestamp is no date, or whose id is no student, is skipped with a
+  message, and the rest of the class is collected.
 
 Each threat is graded in one run of the toy chapter (``tests/toycourse.py``) with an honest classmate, who keeps
 full marks.
@@ -18,6 +29,7 @@ full marks.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import time
@@ -199,6 +211,25 @@ def count_positive(t):
     _helper(t)
 '''
 
+# A disk filler: writes three times its quota into its working folder, then answers honestly. Before the
+# quota, it filled the grader's temporary disk and a classmate graded beside it lost their grade.
+DISK_MIB = 64
+DISK_FILLER = '''
+import os
+written = 0
+try:
+    with open("filler.bin", "wb") as fh:
+        for _ in range(3 * {mib}):
+            fh.write(b"\\xff" * 2 ** 20)
+            fh.flush()
+            written += 2 ** 20
+except OSError as err:
+    print(f"FILLER wrote {{written // 2 ** 20}} MiB, then errno {{err.errno}}")
+else:
+    print(f"FILLER wrote {{written // 2 ** 20}} MiB, no error")
+'''.format(mib=DISK_MIB)
+
+
 # What the student is shown instead: the exception's type and their own lines (none where the answer rewrote
 # them in linecache: the judge shows a line only if the notebook holds it).
 EXFIL_SEEN = {"exfil-str": ("HostileError", ""), "exfil-args": ("ValueError", "in _helper: raise err")}
@@ -212,7 +243,7 @@ def pipeline_class(tmp_path_factory):
     course = toycourse.make(work / "course")
     with open(course / "nbgrader_config.py", "a") as fh:
         fh.write("\nc.GradingLimits.cell_seconds = 45\nc.GradingLimits.probe_seconds = 30\n"
-                 "c.GradingLimits.wall_seconds = 300\n")
+                 f"c.GradingLimits.wall_seconds = 300\nc.GradingLimits.disk_mib = {DISK_MIB}\n")
     db = course / "gradebook.db"
     rel = nbgrader_io.generate(course, CH, nbgrader_io.sqlite(db))
     release = json.loads((rel / f"{CH}.ipynb").read_text())
@@ -226,6 +257,8 @@ def pipeline_class(tmp_path_factory):
         "forged-truncated": {"nb": answered(release, FORGED_TRUNCATED, STUB_COUNT), "lost": BOTH},
         "exfil-str": {"nb": answered(release, EXFIL_STR), "lost": SCALE},
         "exfil-args": {"nb": answered(release, HONEST_SCALE, EXFIL_ARGS), "lost": COUNT},
+        "many-folders": {"nb": answered(release), "lost": set(), "folders": 300, "words": ["over the intake caps"]},
+        "disk-filler": {"nb": answered(release, DISK_FILLER + HONEST_SCALE), "lost": set()},
     }
     sub = course / "submitted"
     for student, spec in subs.items():
@@ -238,6 +271,8 @@ def pipeline_class(tmp_path_factory):
         elif spec.get("folder"):
             (d / f"{CH}.ipynb").mkdir()
             (d / f"{CH}.ipynb" / "notes.txt").write_text("a folder, not a notebook")
+        for i in range(spec.get("folders", 0)):
+            (d / f"empty-{i:04d}").mkdir()
     t0 = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "course.grading", "grade-class", CH, "--seed", str(KEY), "--jobs", "2",
                            "--feedback", "--no-progress"], cwd=course, env=nbgrader_io.env(), capture_output=True,
@@ -279,6 +314,16 @@ def test_each_threat_costs_exactly_its_own_points_and_is_said(pipeline_class, st
         assert report["repair"]["damaged"], report["repair"]
         feedback = (c["course"] / "feedback" / student / CH / "grader.md").read_text()
         assert "Note on your submission" in feedback
+
+
+def test_a_disk_filler_fills_only_its_own_quota(pipeline_class):
+    c = pipeline_class
+    nb = json.loads((c["course"] / "autograded" / "disk-filler" / CH / f"{CH}.ipynb").read_text())
+    text = json.dumps(nb)
+    m = re.search(r"FILLER wrote (\d+) MiB, then errno 28", text)
+    assert m, "the filler must hit its quota (ENOSPC): " + text[:2000]
+    assert int(m.group(1)) <= DISK_MIB
+    assert c["scores"]["disk-filler"] and not lost(c, "disk-filler")
 
 
 def test_a_forged_recorder_gains_nothing(pipeline_class):
@@ -482,3 +527,105 @@ def test_collect_skips_what_it_cannot_read_and_ids_that_are_no_student(tmp_path)
     assert (sub / f"ghost-{os.getpid()}" / CH).is_dir() and (sub / me / CH).is_dir()
     assert not (sub / "listed-not").exists() and not (sub / "nobody").exists()
     assert "not a student in the gradebook" in text
+
+
+# --- intake: folders and entries count as well as bytes ----------------------------------------------------------
+
+def test_the_intake_counts_folders_and_entries(tmp_path):
+    """60,000 empty folders (236 MiB of directory blocks per copy) are not copied; the walk stops at the cap."""
+    from course.grading import intake
+    from course.grading.config import Limits
+
+    src = tmp_path / "sub"
+    src.mkdir()
+    (src / f"{CH}.ipynb").write_text("{}")
+    for i in range(200):
+        d = src / f"d{i:03d}"
+        d.mkdir()
+        for j in range(300):
+            (d / f"e{j:03d}").mkdir()
+    limits = Limits()
+    t0 = time.perf_counter()
+    report = intake.copy_submission(src, tmp_path / "dest", limits, notebook=f"{CH}.ipynb")
+    seconds = time.perf_counter() - t0
+    copied = sum(1 for p in (tmp_path / "dest").rglob("*") if p.is_dir())
+    print(f"60,000 folders: {seconds:.2f} s, {copied} copied, {report.entries} entries looked at")
+    assert copied <= limits.intake_folders and report.folders == copied
+    assert report.entries <= limits.intake_entries
+    assert (tmp_path / "dest" / f"{CH}.ipynb").is_file() and not report.refused
+    assert "over the intake caps" in report.words() and any("folders" in d for d in report.dropped)
+    assert seconds < 20
+    scanned = intake.scan(src, limits, notebook=f"{CH}.ipynb")  # what a plain nbgrader autograde looks at first
+    assert not scanned.clean and scanned.entries <= limits.intake_entries
+    # one wide folder of hidden files (never copied): listed no further than the cap, and said
+    wide = tmp_path / "wide"
+    wide.mkdir()
+    for i in range(5000):
+        (wide / f".f{i:04d}").write_text("")
+    report = intake.scan(wide, limits)
+    assert report.entries == limits.intake_entries and any("entries" in d for d in report.dropped)
+
+
+# --- the disk: a quota per sandbox -------------------------------------------------------------------------------
+
+@pytest.mark.skipif(detect().degraded, reason="no sandbox here")
+def test_the_working_folder_is_a_capped_tmpfs_with_the_submissions_files(tmp_path):
+    from course.grading.config import Limits
+    from test_sandbox import run_inside
+
+    work = tmp_path / "box" / "work"
+    work.mkdir(parents=True)
+    (work / "data.txt").write_text("the submission's own file")
+    proc = run_inside(tmp_path, """
+        import os
+        print("seen:", open("data.txt").read())
+        open("data.txt", "a").write(" and more")
+        written = 0
+        try:
+            with open("big.bin", "wb") as fh:
+                while written < 200 * 2 ** 20:
+                    fh.write(b"x" * 2 ** 20)
+                    fh.flush()
+                    written += 2 ** 20
+        except OSError as err:
+            print("stopped at", written // 2 ** 20, "MiB, errno", err.errno)
+    """, limits=Limits(disk_bytes=32 * 2 ** 20))
+    assert proc.returncode == 0, proc.stderr
+    assert "seen: the submission's own file" in proc.stdout
+    assert "errno 28" in proc.stdout and int(proc.stdout.split("stopped at ")[1].split()[0]) <= 32
+    assert not (work / "big.bin").exists() and (work / "data.txt").read_text() == "the submission's own file"
+
+
+@pytest.mark.skipif(detect().degraded, reason="no sandbox here")
+def test_the_watchdog_caps_what_is_written_into_the_ipc_folder(tmp_path):
+    import textwrap
+
+    from course.grading import sandbox as sb
+    from course.grading.config import Limits
+
+    limits = Limits(probe_result_bytes=2 * 2 ** 20)  # the ipc folder's cap: two results and 16 MiB
+    box = sb.Sandbox(workdir=tmp_path / "work", ipcdir=tmp_path / "ipc", limits=limits)
+    box.prepare()
+    box.enter_cgroup()
+    code = f"""
+        import time
+        with open({str(tmp_path / 'ipc' / 'fill.bin')!r}, "wb") as fh:
+            for _ in range(400):
+                fh.write(b"y" * 2 ** 20)
+                fh.flush()
+                time.sleep(0.01)
+        time.sleep(60)
+    """
+    proc = subprocess.Popen(box.wrap([sys.executable, "-c", textwrap.dedent(code)]), preexec_fn=box.preexec,
+                            cwd=tmp_path / "work", env={"PATH": "/usr/bin:/bin"})
+    dog = sb.Watchdog(proc.pid, limits, time.monotonic() + 120, dirs=box.watched_dirs())
+    dog.start()
+    try:
+        proc.wait(timeout=90)
+    finally:
+        dog.stop()
+        box.cleanup()
+    assert "disk cap exceeded" in dog.reason, dog.reason
+    assert (tmp_path / "ipc" / "fill.bin").stat().st_size < 100 * 2 ** 20
+    box.clear_ipc()
+    assert sorted(p.name for p in (tmp_path / "ipc").iterdir()) == ["group", "passwd"]

@@ -61,7 +61,8 @@ def test_only_the_submission_folder_is_writable_and_the_course_is_invisible(tmp_
     assert proc.returncode == 0, proc.stderr
     assert "secret.txt absent" in out and "gradebook.db absent" in out and "/etc/shadow absent" in out
     assert "wrote" not in out and out.count("refused") == 3
-    assert (tmp_path / "box" / "work" / "mine.txt").read_text() == "ok"
+    # written into the sandbox's own capped working folder (a tmpfs over it), never onto the grader's disk
+    assert not (tmp_path / "box" / "work" / "mine.txt").exists()
     assert not (tmp_path / "escape.txt").exists()
     if os.geteuid() == 0:
         assert "uid 0" not in out, "as root, the code inside must drop to an unprivileged uid"

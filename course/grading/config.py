@@ -38,6 +38,7 @@ class Limits:
     file_bytes: int = 2 * GiB
     open_files: int = 4096
     tmpfs_bytes: int = 1 * GiB
+    disk_bytes: int = 1 * GiB
     # the grading processes outside the sandbox
     judge_memory_bytes: int = 4 * GiB
     # the intake
@@ -74,6 +75,9 @@ class GradingLimits(Configurable):
     wall_seconds = Float(900.0, help="Total time of one submission (s).").tag(config=True)
     probe_seconds = Float(60.0, help="Time of one hidden test (s).").tag(config=True)
     cell_seconds = Float(120.0, help="Time of one notebook cell (s).").tag(config=True)
+    disk_mib = Float(1024.0, help="What one submission may write into its working folder (MiB): a size-capped "
+                                  "tmpfs of its own, so a disk filler costs its own run, not a classmate's."
+                     ).tag(config=True)
     judge_memory_gib = Float(4.0, help="Memory of each grading process outside the sandbox (GiB): a bug "
                                        "in the judge costs one submission, not the class.").tag(config=True)
     intake_files = Integer(500, help="Files taken from one submission folder; the rest are dropped.").tag(config=True)
@@ -93,7 +97,7 @@ class GradingLimits(Configurable):
     def limits(self) -> Limits:
         return Limits(
             memory_bytes=int(self.memory_gib * GiB), processes=self.processes, wall_seconds=self.wall_seconds,
-            probe_seconds=self.probe_seconds, cell_seconds=self.cell_seconds,
+            probe_seconds=self.probe_seconds, cell_seconds=self.cell_seconds, disk_bytes=int(self.disk_mib * MiB),
             judge_memory_bytes=int(self.judge_memory_gib * GiB), intake_files=self.intake_files,
             intake_bytes=int(self.intake_mib * MiB), intake_file_bytes=int(self.intake_file_mib * MiB),
             intake_depth=self.intake_depth, intake_folders=self.intake_folders,

@@ -152,7 +152,7 @@ class Report:
             words.append("timed out")
         if "kernel died" in text or "exited with code" in text or "died from" in text:
             words.append("crashed")
-        if "cap" in text and ("memory" in text or "process" in text):
+        if "cap" in text and ("memory" in text or "process" in text or "disk" in text):
             words.append("hit a cap")
         if "output capped" in text or "output refused" in text:
             words.append("output capped")

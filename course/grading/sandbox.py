@@ -255,6 +255,29 @@ class Inotify:
             self.fd = -1
 
 
+SEED = "/run/submission-files"  # inside the sandbox: the host's working folder, read-only, copied in at start
+
+
+def disk_use(path: Path, cap_bytes: int, cap_entries: int = 20_000) -> tuple[int, int]:
+    """(bytes on disk, entries) under ``path``, without following links; stops counting once past a cap."""
+    used, entries, todo = 0, 0, [str(path)]
+    while todo and used <= cap_bytes and entries <= cap_entries:
+        try:
+            with os.scandir(todo.pop()) as it:
+                for e in it:
+                    entries += 1
+                    try:
+                        st = e.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    used += max(st.st_blocks * 512, 0)
+                    if e.is_dir(follow_symlinks=False):
+                        todo.append(e.path)
+        except OSError:
+            continue
+    return used, entries
+
+
 @dataclass
 class Sandbox:
     """A sandbox for one submission.
@@ -379,8 +402,15 @@ class Sandbox:
             args += self._parents(root, done) + ["--ro-bind", str(root), str(root)]
         for root in self.visible:
             args += self._parents(root, done) + ["--ro-bind", str(root), str(root)]
-        for rw in (self.workdir, self.ipcdir):
-            args += self._parents(rw, done) + ["--bind", str(rw), str(rw)]
+        # The working folder is a tmpfs of its own, capped at limits.disk_bytes (a disk filler fills its own
+        # quota, not the grader's disk); the intake's files are copied in from a read-only view of the host's
+        # folder when the sandbox starts (SEED). The ipc folder stays the host's (the judge reads the probes'
+        # results and reaches the kernel's sockets there): the Watchdog caps what is written into it.
+        args += self._parents(self.workdir, done) + self._parents(Path(SEED), done) + [
+                                                     "--ro-bind", str(self.workdir), SEED,
+                                                     "--perms", "0777", "--size", str(self.limits.disk_bytes),
+                                                     "--tmpfs", str(self.workdir)]
+        args += self._parents(self.ipcdir, done) + ["--bind", str(self.ipcdir), str(self.ipcdir)]
         args += ["--ro-bind", str(self.ipcdir / "passwd"), "/etc/passwd",
                  "--ro-bind", str(self.ipcdir / "group"), "/etc/group"]
         for k, v in env.items():
@@ -390,7 +420,32 @@ class Sandbox:
             args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", m.setpriv,
                      f"--reuid={self.uid}", f"--regid={self.uid}", "--clear-groups",
                      "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs"]
-        return args + list(cmd)
+        # As the student's uid: the submission's files into the capped working folder, then the command.
+        copy_in = f'cp -R --preserve=mode,timestamps {SEED}/. "$PWD"/ 2>/dev/null; exec "$@"'
+        return args + ["/bin/sh", "-c", copy_in, "sh"] + list(cmd)
+
+    def clear_ipc(self) -> None:
+        """Remove what the code inside left in the ipc folder (before a restart: a disk filler's files there must
+        not kill the next kernel too); the judge's own passwd and group stay."""
+        for entry in list(os.scandir(self.ipcdir)) if self.ipcdir.is_dir() else []:
+            if entry.name in ("passwd", "group"):
+                continue
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    shutil.rmtree(entry.path, ignore_errors=True)
+                else:
+                    os.unlink(entry.path)
+            except OSError:
+                pass
+
+    def watched_dirs(self) -> list[tuple[Path, int]]:
+        """Host folders the code inside can write, with the bytes it may leave there (the Watchdog polls them):
+        the ipc folder (a probe's result at most, twice, and the kernel's small files); degraded, also the
+        working folder, which then has no tmpfs of its own."""
+        out = [(self.ipcdir, 2 * self.limits.probe_result_bytes + 16 * 2 ** 20)]
+        if self.mechanism.degraded:
+            out.append((self.workdir, self.limits.disk_bytes))
+        return out
 
     def preexec(self) -> None:
         """``preexec_fn`` of the wrapped command: a new session, rlimits, and the cgroup."""
@@ -569,9 +624,11 @@ class Watchdog(threading.Thread):
     ``peak_processes`` are what it saw.
     """
 
-    def __init__(self, pid: int, limits: Limits, deadline: float, interval: float = 0.2) -> None:
+    def __init__(self, pid: int, limits: Limits, deadline: float, interval: float = 0.2,
+                 dirs: list[tuple[Path, int]] | None = None) -> None:
         super().__init__(daemon=True)
         self.pid, self.limits, self.deadline, self.interval = pid, limits, deadline, interval
+        self.dirs = list(dirs or [])  # (host folder the code inside can write, bytes it may hold)
         self.reason = ""
         self.peak_rss = 0
         self.peak_processes = 0
@@ -579,7 +636,9 @@ class Watchdog(threading.Thread):
 
     def run(self) -> None:
         at_cap_since = None
+        polls = 0
         while not self._halt.wait(self.interval):
+            polls += 1
             procs = descendants(self.pid)
             rss = sum(memory_bytes(p) for p in procs)
             self.peak_rss = max(self.peak_rss, rss)
@@ -598,6 +657,13 @@ class Watchdog(threading.Thread):
                                f"(cap {self.limits.processes}; a fork bomb?)")
             elif time.monotonic() > self.deadline:
                 self.reason = f"wall time exceeded ({self.limits.wall_seconds:g} s for the whole submission)"
+            elif polls % 5 == 0:  # about once a second: the host folders it can write
+                for path, cap in self.dirs:
+                    used, entries = disk_use(path, cap)
+                    if used > cap or entries > 20_000:
+                        self.reason = (f"disk cap exceeded: the submission wrote {used / 2**20:.0f} MiB "
+                                       f"({entries} entries) into {path.name}/ (cap {cap / 2**20:.0f} MiB)")
+                        break
             if self.reason:
                 kill_tree(self.pid)
                 return

@@ -252,7 +252,7 @@ class _Run:
         await self.client.async_start_new_kernel_client()
         pid = self.km.process_pid
         if pid:
-            self.watchdog = Watchdog(pid, self.limits, self.deadline)
+            self.watchdog = Watchdog(pid, self.limits, self.deadline, dirs=self.sandbox.watched_dirs())
             self.watchdog.start()
 
     def _on_executed(self, **kw) -> None:
@@ -377,6 +377,7 @@ async def _restart(run: _Run, why: str, skip: set[int], upto: int | None = None)
                                                     reason.startswith("wall time") else "too many restarts"))
         return False
     run.result.restarts += 1
+    run.sandbox.clear_ipc()
     try:
         await run.start()
     except Exception as err:  # noqa: BLE001
@@ -500,6 +501,8 @@ def _cause_hint(err: dict, limits: Limits) -> str:
         return f" (the memory cap is {limits.memory_bytes / 2**30:g} GiB per submission)"
     if "Resource temporarily unavailable" in text or "BlockingIOError" in text:
         return f" (the process cap is {limits.processes} processes per submission)"
+    if "No space left on device" in text or "Disk quota exceeded" in text:
+        return f" (the disk cap is {limits.disk_bytes / 2**20:.0f} MiB per submission)"
     if "Permission denied" in text or "Read-only file system" in text:
         return " (a submission may write only inside its own folder)"
     if "Network is unreachable" in text or "Connection refused" in text:
