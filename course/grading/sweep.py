@@ -101,7 +101,10 @@ def _one(probe_code, seed: int, namespace: dict) -> tuple[dict, float]:
     rec = wire.probe_record(probe_code.source, probe_code.name, seed, namespace=namespace)
     elapsed = time.perf_counter() - t0
     try:
-        return wire.loads(wire.dumps(rec)), elapsed
+        out = wire.loads(wire.dumps(rec))
+        if not out.get("ok"):  # the reference (or our own mutant) in this process: the whole message
+            out["error"], out["where"] = wire.raw_failure_text(out)
+        return out, elapsed
     except ValueError as err:
         return {"ok": False, "error": str(err)}, elapsed
 

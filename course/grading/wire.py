@@ -459,6 +459,18 @@ def _exception_type(name: str, code: str) -> str:
     return "an exception"
 
 
+def raw_failure_text(rec: dict) -> tuple[str, str]:
+    """``(error, where)`` as the process that raised wrote them (printable, capped): for trusted runs only (the
+    reference, the sweep), where the instructor needs the whole message; never for a student's run."""
+    from course.grading.text import printable
+
+    exc = rec.get("exc") if type(rec.get("exc")) is dict else {}
+    kind, message = exc.get("type") or "an exception", exc.get("message") or ""
+    where = "\n".join(f"line {n}, in {name}: {line}" for n, name, line in exc.get("frames", [])[-3:])
+    return (printable(f"{kind}: {message}" if message else kind, ERROR_CHARS),
+            printable(where, WHERE_CHARS))
+
+
 def failure_text(rec: dict, lines: set[str], code: str) -> tuple[str, str]:
     """What the student sees of an exception their code raised during a hidden test: ``(error, where)``.
 

@@ -229,6 +229,7 @@ class _Run:
         self.budget = OutputBudget(limits)
         self.results_bytes = 0
         self.code_lines: tuple[set[str], str] | None = None  # the notebook's code, to vouch for error lines
+        self.trusted = False  # the reference run (skip_tests): its exceptions are shown whole, to the instructor
         self.client: NotebookClient | None = None
         self.km: SandboxedKernelManager | None = None
         self.watchdog: Watchdog | None = None
@@ -409,9 +410,10 @@ _TAMPER_INFO = ProbeCode("__tampering__", "judge_tampering_info",
 
 
 async def _run_async(nb, sandbox: Sandbox, limits: Limits, probes: list[ProbeCode], seed: int,
-                     scratch: Path, result: WorkerResult, skip_cells: set[int], replay_only: bool,
+                     scratch: Path, result: WorkerResult, skip_cells: set[int], replay_only: bool, trusted: bool,
                      extra_seeds: tuple[int, ...] = ()) -> None:
     run = _Run(nb, sandbox, limits, scratch, result)
+    run.trusted = trusted
     await run.start()
     killed_at: set[int] = set()
     alive = True
@@ -525,7 +527,9 @@ async def _one_probe(run: _Run, probe: ProbeCode, seed: int, nonce: int, killed_
         rec, data = wire.read_result(out, run.limits.probe_result_bytes, keep_bytes=True)
         run.results_bytes += len(data)
         run.result.raw[probe.test] = data
-        if not rec.get("ok"):
+        if not rec.get("ok") and run.trusted:  # the reference run: the instructor needs the whole message
+            rec["error"], rec["where"] = wire.raw_failure_text(rec)
+        elif not rec.get("ok"):
             # The student's process wrote this exception: keep only what the judge can vouch for.
             if run.code_lines is None:
                 run.code_lines = wire.notebook_text(run.nb)
@@ -579,7 +583,8 @@ def run_submission(nb: nbformat.NotebookNode, chapter: str, student: str, probes
 
     ``files``: a folder whose files (other than notebooks) the submission
     needs next to it. ``skip_tests``: do not run the graded test cells (the
-    reference run). ``replay_only``: run only setup, locked and solution
+    reference run, which is trusted: its probes' exceptions are kept whole, for the instructor; a student's
+    are cut to what the judge can vouch for, see :func:`course.grading.wire.failure_text`). ``replay_only``: run only setup, locked and solution
     cells. Hidden-test regions are always removed from test cells first.
     """
     limits = limits or Limits()
@@ -622,7 +627,7 @@ def run_submission(nb: nbformat.NotebookNode, chapter: str, student: str, probes
         notify.watch(p)
     t0 = time.perf_counter()
     try:
-        asyncio.run(_run_async(nb, sandbox, limits, probes, seed, scratch, result, skip, replay_only,
+        asyncio.run(_run_async(nb, sandbox, limits, probes, seed, scratch, result, skip, replay_only, skip_tests,
                                tuple(s for s in dict.fromkeys(extra_seeds) if s != seed)))
     except Exception as err:  # noqa: BLE001 - the worker must report, never crash the class run
         result.flags.append(f"the worker failed: {type(err).__name__}: {str(err)[:300]}")
