@@ -7,7 +7,7 @@
 #   make feedback CHAPTER=01_dynamic_graphs [GRADEBOOK=.demo/gradebook.db]   nbgrader generate_feedback
 #   make grade       instructor demo: regenerate release/, grade a demo class (progress, cost said first)
 #   make release     regenerate release/ from source/ (after editing a source notebook)
-#   make publish DEST=../pytorch-internals-student   the student repository (no solution, no hidden test)
+#   make publish DEST=../pytorch-internals-student [REPO=owner/name]   the student repository (no solution, no hidden test), committed
 #   make sweep       every hidden test on the reference for 100 seeds, every chapter (the test run samples 12)
 #   make check       every mutant group, alternative and attack of every chapter graded end to end
 #   make bench       time the chapters and class grading (stock nbgrader vs the judge, and their scores)
@@ -109,9 +109,12 @@ grade-class: setup
 feedback: setup
 	COURSE_GRADEBOOK_URL=sqlite:///$(abspath $(GRADEBOOK)) $(BIN)/nbgrader generate_feedback $(CHAPTER) --force
 
+# REPO=owner/name: the student repository on GitHub, for its Binder badge (default: DEST's origin remote).
+# DEST becomes a git repository with one new commit each time (FORCE=1 replaces its files, not its history).
+REPO ?=
 publish: setup
-	@test -n "$(DEST)" || { echo 'usage: make publish DEST=../pytorch-internals-student'; exit 2; }
-	$(BIN)/python -m course.grading publish "$(DEST)" $(if $(FORCE),--force,)
+	@test -n "$(DEST)" || { echo 'usage: make publish DEST=../pytorch-internals-student [REPO=owner/name] [FORCE=1]'; exit 2; }
+	$(BIN)/python -m course.grading.publish "$(DEST)" $(if $(FORCE),--force,) $(if $(REPO),--repo "$(REPO)",)
 
 # The project's own GPU check (tools/gpu_check.py): every chapter of CHAPTERS run as a student (reference answers,
 # hidden tests out), errors allowed, one kernel each, on the torch of GPU_PYTHON (default: the course's .venv).

@@ -51,6 +51,8 @@ c.Exchange.path_includes_course = False
 {assignment_dir}c.ExchangeFetchAssignment.replace_missing_files = True
 # Submit refuses once, with a message in the Assignments tab, when no answer differs from the release.
 c.ExchangeFactory.submit = "course.submit.ExchangeSubmit"
+# Fetch gives each notebook it copies this kernel's language_info, so a fetched chapter opens saved.
+c.ExchangeFactory.fetch_assignment = "course.submit.ExchangeFetchAssignment"
 from course.submit import install as _submit_message  # noqa: E402
 _submit_message()
 from course.validate import install as _short_validate  # noqa: E402
@@ -186,7 +188,6 @@ def copy_missing(src: Path, dest: Path) -> list[Path]:
     fills it in when the notebook opens, and the tab shows unsaved changes at once.
     """
     copied = []
-    info = kernel_language_info()
     for path in sorted(Path(src).rglob("*")):
         if path.is_dir() or ".ipynb_checkpoints" in path.parts:
             continue
@@ -194,13 +195,20 @@ def copy_missing(src: Path, dest: Path) -> list[Path]:
         if not target.exists():
             target.parent.mkdir(parents=True, exist_ok=True)
             if path.suffix == ".ipynb":
-                nb = json.loads(path.read_text())
-                nb.setdefault("metadata", {})["language_info"] = info
-                target.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
+                target.write_text(with_language_info(path.read_text()))
             else:
                 shutil.copy2(path, target)
             copied.append(target)
     return copied
+
+
+def with_language_info(text: str) -> str:
+    """A notebook's JSON text with this machine's kernel ``language_info`` (:func:`copy_missing`, the student's
+    Fetch: course.submit.ExchangeFetchAssignment). The release carries only ``{"name": "python"}``: the full one
+    holds the Python version of the machine that generated it, which a student's kernel would write over."""
+    nb = json.loads(text)
+    nb.setdefault("metadata", {})["language_info"] = kernel_language_info()
+    return json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
 
 
 def lab_settings(folder: Path) -> Path:
@@ -261,7 +269,9 @@ def write_index(root: Path, dest: Path) -> Path:
         f = chapter_facts(nb_path)
         rows.append(f"| [{f['title']}]({ch}/{nb_path.name}) | {f['time']} | {f['points']:g} | {NEEDS.get(ch, 'CPU')} |")
     nb = nbformat.v4.new_notebook()
-    nb.metadata = {"kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}}
+    # language_info as the kernel reports it: otherwise JupyterLab writes it on open and marks the page unsaved.
+    nb.metadata = {"kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
+                   "language_info": kernel_language_info()}
     nb.cells = [
         nbformat.v4.new_markdown_cell(
             "# PyTorch Internals\n\nSix chapters on how PyTorch really works. Open a chapter, run it top to bottom "

@@ -38,6 +38,7 @@ import time
 from pathlib import Path
 
 from nbgrader.exchange.abc.exchange import ExchangeError
+from nbgrader.exchange.default.fetch_assignment import ExchangeFetchAssignment as _NbgraderFetch
 from nbgrader.exchange.default.submit import ExchangeSubmit as _NbgraderSubmit
 from nbgrader.utils import find_all_notebooks
 
@@ -182,6 +183,30 @@ class ExchangeSubmit(_NbgraderSubmit):
         super().copy_files()
 
 
+class ExchangeFetchAssignment(_NbgraderFetch):
+    """nbgrader's fetch, giving each notebook it copies this kernel's ``language_info`` (JupyterLab writes it when
+    a notebook opens, and the fetched chapter would show as unsaved at once). Files that were there before the
+    fetch (the student's work: ``replace_missing_files`` adds only what is missing) are left alone."""
+
+    def copy_files(self) -> None:
+        from course import lab
+
+        dest = Path(self.dest_path)
+
+        def notebooks() -> set[Path]:
+            return {p for p in dest.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts} if dest.is_dir() else set()
+
+        before = notebooks()
+        super().copy_files()
+        for path in sorted(notebooks() - before):
+            if path.is_symlink() or not path.is_file():
+                continue
+            try:
+                path.write_text(lab.with_language_info(path.read_text(encoding="utf-8")), encoding="utf-8")
+            except (OSError, ValueError) as err:  # the notebook stays as released
+                self.log.warning("could not add language_info to %s: %s", path, err)
+
+
 def install() -> bool:
     """Make the Assignments tab show a refusal's message alone, not a traceback; return whether installed now."""
     try:
@@ -206,4 +231,5 @@ def install() -> bool:
     return True
 
 
-__all__ = ["ExchangeSubmit", "NothingAnswered", "UnsavedChanges", "answered", "install", "unanswered", "unsaved"]
+__all__ = ["ExchangeFetchAssignment", "ExchangeSubmit", "NothingAnswered", "UnsavedChanges", "answered", "install",
+           "unanswered", "unsaved"]

@@ -64,7 +64,8 @@ def test_the_student_repository_sets_up_its_own_lab(published):
     # As in the student's own environment: the published helpers, and the site-packages without this checkout's
     # editable install (-S skips the .pth file that maps `course` here).
     env = dict(os.environ, PYTHONPATH=f"{published}:{sysconfig.get_paths()['purelib']}",
-               PATH=f"{os.path.dirname(sys.executable)}:{os.environ['PATH']}")
+               PATH=f"{os.path.dirname(sys.executable)}:{os.environ['PATH']}",
+               COURSE_EXCHANGE=str(published.parent / "exchange"))  # not the user's own exchange
     where = subprocess.run([sys.executable, "-S", "-c", "import course, importlib.util; print(course.__file__); "
                             "print(importlib.util.find_spec('course.grading'))"], cwd=published, env=env,
                            capture_output=True, text=True, check=True).stdout.split("\n")
@@ -76,3 +77,40 @@ def test_the_student_repository_sets_up_its_own_lab(published):
     assert (work / "index.ipynb").is_file()
     assert sorted(p.name for p in work.iterdir() if p.is_dir() and not p.name.startswith(".")) == \
         sorted(p.name for p in (published / "release").iterdir())
+
+
+def test_it_is_a_committed_git_repository_with_a_fixed_author(published):
+    log = subprocess.run(["git", "-C", str(published), "log", "--format=%an <%ae>|%s"], capture_output=True,
+                         text=True, check=True).stdout.splitlines()
+    assert len(log) == 1 and log[0].startswith("PyTorch Internals publish <publish@pytorch-internals.invalid>|"), log
+    assert "published from" in log[0]
+    status = subprocess.run(["git", "-C", str(published), "status", "--porcelain"], capture_output=True, text=True,
+                            check=True).stdout
+    branch = subprocess.run(["git", "-C", str(published), "branch", "--show-current"], capture_output=True,
+                            text=True, check=True).stdout.strip()
+    assert status == "" and branch == "main", (status, branch)
+
+
+def test_the_binder_badge_comes_from_repo_or_the_remote(tmp_path):
+    """REPO=owner/name names the badge's repository; without it, DEST's GitHub origin does; a second publish with
+    --force keeps the history and adds one commit."""
+    dest = tmp_path / "student"
+    assert publish.main(dest, repo="ada/pytorch-internals-2027") == 0
+    assert "mybinder.org/v2/gh/ada/pytorch-internals-2027/main?" in (dest / "README.md").read_text()
+    subprocess.run(["git", "-C", str(dest), "remote", "add", "origin", "git@github.com:bob/pti-student.git"],
+                   check=True)
+    (dest / "release" / "stray.txt").write_text("removed by --force")
+    assert publish.main(dest, force=True) == 0
+    assert "mybinder.org/v2/gh/bob/pti-student/main?" in (dest / "README.md").read_text()
+    assert not (dest / "release" / "stray.txt").exists()
+    count = subprocess.run(["git", "-C", str(dest), "rev-list", "--count", "HEAD"], capture_output=True, text=True,
+                           check=True).stdout.strip()
+    assert count == "2", "the second publish commits the badge change on top of the first"
+    assert publish.main(dest, force=True) == 0  # nothing changed: no empty commit
+    assert subprocess.run(["git", "-C", str(dest), "rev-list", "--count", "HEAD"], capture_output=True, text=True,
+                          check=True).stdout.strip() == "2"
+    for url, repo in [("https://github.com/a/b.git", "a/b"), ("https://github.com/a/b", "a/b"),
+                      ("ssh://git@github.com/a/b.git", "a/b"), ("https://gitlab.com/a/b.git", None)]:
+        assert publish.github_repo(url) == repo, url
+    with pytest.raises(ValueError):
+        publish.student_readme("not a repo")

@@ -289,6 +289,7 @@ def test_submit_refuses_a_notebook_run_after_its_last_save(student_course):
     os.utime(nb, (saved, saved))
     lab.record_run(root / ".student" / "runs", nb, when=saved + 30)  # what the kernel's hook writes
     manager = _manager(work)
+    manager.list_assignments(course_id="pytorch-internals")  # what the tab does first: loads the student's config
     for _ in range(2):
         out = manager.submit_assignment("pytorch-internals", chapter)
         assert out["success"] is False, out
@@ -418,3 +419,23 @@ def test_collect_makes_a_missing_exchange_and_takes_resubmissions(tmp_path):
         proc = nbgrader_io.run(["collect", ch], course, db_url, check=False)
         assert proc.returncode == 0, (proc.stdout + proc.stderr)[-2000:]
         assert (course / "submitted" / me / ch / "timestamp.txt").read_text() == stamp, "the latest submission"
+
+
+def test_fetched_notebooks_and_the_landing_page_carry_language_info(student_course):
+    """Fetch (course.submit.ExchangeFetchAssignment) and the landing page give notebooks this kernel's language_info,
+    so JupyterLab does not mark them unsaved on open; a file already in the working copy is left alone."""
+    root, work = student_course
+    info = lab.kernel_language_info()
+    assert json.loads((work / "index.ipynb").read_text())["metadata"]["language_info"] == info
+    chapter = "06_torch_compile"
+    folder = work / chapter
+    mine = folder / "notes.ipynb"
+    mine.write_text(json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    (folder / f"{chapter}.ipynb").unlink()
+    out = _manager(work).fetch_assignment("pytorch-internals", chapter)
+    assert out["success"], out
+    fetched = json.loads((folder / f"{chapter}.ipynb").read_text())
+    assert fetched["metadata"]["language_info"] == info
+    released = json.loads((root / "release" / chapter / f"{chapter}.ipynb").read_text())
+    assert fetched["cells"] == released["cells"], "only the metadata changes"
+    assert json.loads(mine.read_text())["metadata"] == {}, "a file that was there before the fetch is untouched"

@@ -14,15 +14,20 @@ terminal. This command writes what a student may see, and nothing else:
 
 :func:`check` then proves it: no line that exists only inside a solution or
 hidden-test region of a source notebook, no probe or verdict, no ``judge.py``,
-no ``source/``, no ``course/grading/``, no mutant. The instructor pushes DEST to
-the class's public repository (and the Binder badge points there).
+no ``source/``, no ``course/grading/``, no mutant. DEST is then a git repository with
+one new commit (a fixed author, ``git init -b main`` the first time; ``--force``
+replaces everything but ``.git``, so its history and remote stay). The Binder
+badge names ``--repo OWNER/NAME`` (``make publish REPO=...``), else the GitHub
+repository of DEST's ``origin`` remote, else the one DEST's README already names. The instructor pushes DEST there.
 """
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -44,7 +49,7 @@ Submit hands in the file on disk, and refuses a notebook you ran after its last 
 the exchange `~/.local/share/pytorch-internals/exchange`, the same as your instructor's repository there
 (`COURSE_EXCHANGE=/path make lab` uses another; on a JupyterHub, the hub's).
 
-[![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/OWNER/REPO/main?urlpath=lab/tree/my_work/index.ipynb)
+[![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/{repo}/main?urlpath=lab/tree/my_work/index.ipynb)
 
 **On Binder your edits vanish when the session ends**: use *File → Download* to keep them.
 
@@ -93,6 +98,67 @@ cp -r .student/jupyter/. "${HOME}/.jupyter/"
 GITIGNORE = ".venv/\n__pycache__/\n*.pyc\n.ipynb_checkpoints/\n*.egg-info/\nmy_work/\n.student/\n.exchange/\n.progress/\n"
 
 
+PLACEHOLDER_REPO = "OWNER/REPO"
+# The student repository's commits: one author, whoever publishes (and without a git identity configured).
+AUTHOR = {"GIT_AUTHOR_NAME": "PyTorch Internals publish", "GIT_AUTHOR_EMAIL": "publish@pytorch-internals.invalid",
+          "GIT_COMMITTER_NAME": "PyTorch Internals publish",
+          "GIT_COMMITTER_EMAIL": "publish@pytorch-internals.invalid"}
+_GITHUB = re.compile(r"^(?:https?://(?:[^@/]+@)?github\.com/|git@github\.com:|ssh://git@github\.com/)"
+                     r"([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+?)(?:\.git)?/?$")
+_REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+
+
+def github_repo(url: str) -> str | None:
+    """``owner/name`` of a GitHub remote URL (https, ssh or scp-like), or None."""
+    m = _GITHUB.match(url.strip())
+    return m.group(1) if m else None
+
+
+def remote_repo(dest: Path) -> str | None:
+    """``owner/name`` of DEST's ``origin`` remote when DEST is a git repository whose origin is on GitHub."""
+    if not (Path(dest) / ".git").exists():
+        return None
+    proc = subprocess.run(["git", "-C", str(dest), "remote", "get-url", "origin"], capture_output=True, text=True)
+    return github_repo(proc.stdout) if proc.returncode == 0 else None
+
+
+def readme_repo(dest: Path) -> str | None:
+    """``owner/name`` of the Binder badge in DEST's README from an earlier publish (None: none, or the
+    placeholder)."""
+    try:
+        text = (Path(dest) / "README.md").read_text()
+        m = re.search(r"mybinder\.org/v2/gh/([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)/main\?", text)
+    except OSError:
+        return None
+    return m.group(1) if m and m.group(1) != PLACEHOLDER_REPO else None
+
+
+def student_readme(repo: str | None) -> str:
+    """The student repository's README, its Binder badge pointing at ``repo`` (``owner/name``)."""
+    if repo is not None and not _REPO.match(repo):
+        raise ValueError(f"--repo {repo!r}: expected OWNER/NAME, as in github.com/OWNER/NAME")
+    return STUDENT_README.replace("{repo}", repo or PLACEHOLDER_REPO)
+
+
+def commit(dest: Path, message: str) -> str | None:
+    """Commit everything in ``dest`` (``git init -b main`` first if needed) with the fixed author; return the new
+    commit's id, or None when nothing changed since the last commit."""
+    dest = Path(dest)
+    env = {**os.environ, **AUTHOR}
+
+    def git(*args: str, check: bool = False) -> subprocess.CompletedProcess:
+        return subprocess.run(["git", "-C", str(dest), *args], env=env, capture_output=True, text=True, check=check)
+
+    if not (dest / ".git").exists():
+        git("init", "-q", "-b", "main", check=True)
+    git("add", "--all", "--", ".", check=True)
+    has_head = git("rev-parse", "--verify", "-q", "HEAD").returncode == 0
+    if has_head and git("diff", "--cached", "--quiet").returncode == 0:
+        return None
+    git("commit", "-q", "--no-verify", "--no-gpg-sign", "-m", message, check=True)
+    return git("rev-parse", "HEAD", check=True).stdout.strip()
+
+
 def student_pyproject(text: str) -> str:
     """The instructor's ``pyproject.toml`` for students: the same pins, the helpers only, no test extras."""
     text = re.sub(r"\[project\.optional-dependencies\].*?(?=\n\[)", "", text, flags=re.S)
@@ -101,16 +167,25 @@ def student_pyproject(text: str) -> str:
     return text.rstrip() + "\n"
 
 
-def publish(dest: Path, root: Path = REPO, force: bool = False) -> Path:
-    """Write the student repository into ``dest``; return it."""
+def publish(dest: Path, root: Path = REPO, force: bool = False, repo: str | None = None) -> Path:
+    """Write the student repository into ``dest``; return it. ``repo`` (``owner/name``) is the Binder badge's
+    repository (default: DEST's GitHub ``origin``, else the badge of DEST's README, else the placeholder)."""
     from course import lab
 
     dest = Path(dest).resolve()
-    if dest.exists():
+    repo = repo or remote_repo(dest) or readme_repo(dest)
+    readme = student_readme(repo)
+    if dest.exists() and any(dest.iterdir()):
         if not force:
             raise FileExistsError(f"{dest} exists (pass --force to replace it)")
-        shutil.rmtree(dest)
-    dest.mkdir(parents=True)
+        for p in dest.iterdir():  # everything but .git: the repository's history and remote stay
+            if p.name == ".git":
+                continue
+            if p.is_dir() and not p.is_symlink():
+                shutil.rmtree(p)
+            else:
+                p.unlink()
+    dest.mkdir(parents=True, exist_ok=True)
     shutil.copytree(root / "release", dest / "release", ignore=shutil.ignore_patterns(".ipynb_checkpoints", "judge.py"))
     shutil.copytree(root / "course", dest / "course",
                     ignore=shutil.ignore_patterns("grading", "__pycache__", "*.pyc"))
@@ -119,7 +194,7 @@ def publish(dest: Path, root: Path = REPO, force: bool = False) -> Path:
     (dest / "postBuild").write_text(STUDENT_POSTBUILD)
     (dest / "postBuild").chmod(0o755)
     (dest / "Makefile").write_text(STUDENT_MAKEFILE)
-    (dest / "README.md").write_text(STUDENT_README)
+    (dest / "README.md").write_text(readme)
     (dest / ".gitignore").write_text(GITIGNORE)
     lab.write_index(root, dest / "index.ipynb")
     return dest
@@ -174,6 +249,8 @@ def check(dest: Path, root: Path = REPO) -> list[str]:
     probes = re.compile(r"judge\.probe|def probe_|hidden_test\(")
     markers = re.compile(r"### BEGIN (SOLUTION|HIDDEN TESTS)")
     for p in sorted(dest.rglob("*")):
+        if p.relative_to(dest).parts[0] == ".git":
+            continue
         if p.is_symlink():
             problems.append(f"{p.relative_to(dest)} is a symbolic link")
             continue
@@ -204,15 +281,46 @@ def check(dest: Path, root: Path = REPO) -> list[str]:
     return problems
 
 
-def main(dest: Path, force: bool = False) -> int:
-    out = publish(dest, force=force)
+def source_commit(root: Path = REPO) -> str:
+    """The instructor repository's commit (short id, '+ changes' when its tree differs), for the commit message."""
+    head = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    if head.returncode != 0:
+        return "an instructor repository without git"
+    dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--", "release", "course",
+                            "pyproject.toml", "environment.yml"], capture_output=True, text=True).stdout.strip()
+    return head.stdout.strip() + (" + uncommitted changes" if dirty else "")
+
+
+def main(dest: Path, force: bool = False, repo: str | None = None) -> int:
+    try:
+        out = publish(dest, force=force, repo=repo)
+    except (FileExistsError, ValueError) as err:
+        print(f"publish: {err}{' (make publish ... FORCE=1)' if isinstance(err, FileExistsError) else ''}")
+        return 2
     problems = check(out)
     for line in problems:
         print("PROBLEM:", line)
-    files = sum(1 for p in out.rglob("*") if p.is_file())
-    size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
+    files = sum(1 for p in out.rglob("*") if p.is_file() and ".git" not in p.relative_to(out).parts)
+    size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file() and ".git" not in p.relative_to(out).parts)
     print(f"wrote the student repository to {out}: {files} files, {size / 2**20:.1f} MiB; "
           f"{'NOT SAFE: see the problems above' if problems else 'no solution line, probe or hidden test in it'}")
-    if not problems and not (out / ".git").exists():
-        subprocess.run(["git", "init", "-q", str(out)], check=False)
-    return 1 if problems else 0
+    if problems:
+        return 1
+    made = commit(out, f"Student repository, published from {source_commit()}")
+    print(f"committed {made[:12]} in {out}" if made else f"nothing changed in {out} since its last commit")
+    badge = readme_repo(out)
+    print(f"Binder badge: {badge}" if badge else
+          "Binder badge: OWNER/REPO, a placeholder: publish again with REPO=owner/name (make publish DEST=... "
+          "REPO=...), or after adding DEST's GitHub remote (git -C DEST remote add origin ...)")
+    return 0
+
+
+if __name__ == "__main__":  # make publish DEST=... [REPO=owner/name] [FORCE=1]
+    import argparse
+
+    ap = argparse.ArgumentParser(description="write and commit the student repository")
+    ap.add_argument("dest", type=Path)
+    ap.add_argument("--force", action="store_true", help="replace DEST's files (its .git stays)")
+    ap.add_argument("--repo", help="OWNER/NAME of the student repository on GitHub (the Binder badge)")
+    a = ap.parse_args()
+    sys.exit(main(a.dest, a.force, a.repo))
