@@ -49,7 +49,7 @@ Submit hands in the file on disk, and refuses a notebook you ran after its last 
 the exchange `~/.local/share/pytorch-internals/exchange`, the same as your instructor's repository there
 (`COURSE_EXCHANGE=/path make lab` uses another; on a JupyterHub, the hub's).
 
-[![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/{repo}/main?urlpath=lab/tree/my_work/index.ipynb)
+[![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/OWNER/REPO/main?urlpath=lab/tree/my_work/index.ipynb)
 
 **On Binder your edits vanish when the session ends**: use *File → Download* to keep them.
 
@@ -137,7 +137,7 @@ def student_readme(repo: str | None) -> str:
     """The student repository's README, its Binder badge pointing at ``repo`` (``owner/name``)."""
     if repo is not None and not _REPO.match(repo):
         raise ValueError(f"--repo {repo!r}: expected OWNER/NAME, as in github.com/OWNER/NAME")
-    return STUDENT_README.replace("{repo}", repo or PLACEHOLDER_REPO)
+    return STUDENT_README.replace(f"/v2/gh/{PLACEHOLDER_REPO}/", f"/v2/gh/{repo or PLACEHOLDER_REPO}/")
 
 
 def commit(dest: Path, message: str) -> str | None:
