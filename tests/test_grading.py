@@ -115,7 +115,9 @@ def test_a_probe_with_a_time_limit_of_its_own_outlives_the_default(tmp_path):
 
     codes = judge.codes()
     assert [c.seconds for c in codes] == [60, None]
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")])
+    # The notebook imports what every probe imports: the 2 s below must time the probes' sleep, not a cold
+    # `import torch` in the judge's sentinel probe (over 2 s on a busy machine: the sentinel then timed out).
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import torch, course.grading.wire")])
     result = run_submission(nb, "00_toy", "student", codes, seed=5, limits=Limits(probe_seconds=2), decoys=False)
     assert result.results["t_own"].get("ok") is True and result.results["t_own"]["value"] == 6, result.results["t_own"]
     assert result.results["t_default"].get("ok") is False
