@@ -5,8 +5,9 @@ one, an alternative, an attack and every kind of damaged notebook) is graded
 with ``grade-class --jobs 2``. A second run skips every unchanged submission;
 ``--force`` regrades. The gradebook test starts a real PostgreSQL server and
 lets two graders write into it at once. The Dask test starts a real
-``dask.distributed`` scheduler and two worker processes, grades the same class
-through them, kills a worker in the middle, and gets the local pool's scores.
+``dask.distributed`` scheduler and two worker processes (mutual TLS, loopback),
+grades the same class through them, kills a worker in the middle, and gets the
+local pool's scores.
 """
 from __future__ import annotations
 
@@ -257,14 +258,17 @@ def test_two_graders_write_one_postgresql_gradebook_at_once(postgres, tmp_path):
 
 @pytest.fixture(scope="module")
 def dask_cluster(tmp_path_factory):
-    """A real ``dask.distributed`` scheduler and two single-threaded worker processes on 127.0.0.1."""
+    """A real ``dask.distributed`` scheduler and two single-threaded worker processes on 127.0.0.1, over mutual
+    TLS with the course's certificates (``dask_tls``; tests/test_dask_security.py tests what that refuses)."""
     pytest.importorskip("distributed")
+    from course.grading import dask_tls
+
     d = tmp_path_factory.mktemp("dask")
+    certs = d / "certs"
+    dask_tls.make_certs(certs)
     sched_file = d / "scheduler.json"
-    bindir = Path(sys.executable).parent
     env = nbgrader_io.env({"DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": "3"})
-    procs = [subprocess.Popen([str(bindir / "dask"), "scheduler", "--host", "127.0.0.1", "--port", "0",
-                               "--no-dashboard", "--scheduler-file", str(sched_file)],
+    procs = [subprocess.Popen(dask_tls.scheduler_command(certs, port=0, scheduler_file=sched_file),
                               env=env, stdout=open(d / "scheduler.log", "w"), stderr=subprocess.STDOUT,
                               start_new_session=True)]
     for _ in range(120):
@@ -273,15 +277,14 @@ def dask_cluster(tmp_path_factory):
         time.sleep(0.5)
     address = json.loads(sched_file.read_text())["address"]
     for i in range(2):
-        procs.append(subprocess.Popen([str(bindir / "dask"), "worker", address, "--nthreads", "1", "--nworkers", "1",
-                                       "--no-dashboard", "--memory-limit", "0", "--name", f"grader-{i}",
-                                       "--local-directory", str(d / f"w{i}")],
+        procs.append(subprocess.Popen(dask_tls.worker_command(certs, address, name=f"grader-{i}",
+                                                              local_directory=d / f"w{i}"),
                                       env=env, stdout=open(d / f"worker-{i}.log", "w"), stderr=subprocess.STDOUT,
                                       start_new_session=True))
     from distributed import Client
-    with Client(address, timeout=60) as client:
+    with Client(address, security=dask_tls.security(certs), timeout=60, deserializers=["msgpack"]) as client:
         client.wait_for_workers(2, timeout=120)
-    yield address, d
+    yield address, d, certs
     import signal as _signal
     for p in procs[::-1]:
         try:
@@ -298,14 +301,16 @@ def test_a_dask_cluster_grades_the_class_like_the_local_pool_and_survives_a_kill
 
     from distributed import Client
 
-    address, logs = dask_cluster
+    from course.grading import dask_tls
+
+    address, logs, certs = dask_cluster
     course, subs, _ = build_class(tmp_path, extra_damaged=False)
     t0 = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "course.grading", "grade-class", CH, "--seed", str(SEED),
-                             "--dask", address, "--no-progress"], cwd=course, env=nbgrader_io.env(),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                             "--dask", address, "--dask-certs", str(certs), "--no-progress"], cwd=course,
+                            env=nbgrader_io.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     killed = None
-    with Client(address, timeout=60) as client:
+    with Client(address, security=dask_tls.security(certs), timeout=60, deserializers=["msgpack"]) as client:
         end = time.monotonic() + 600
         while time.monotonic() < end and proc.poll() is None:
             busy = {w: ts for w, ts in client.processing().items() if ts}
