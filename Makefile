@@ -3,7 +3,9 @@
 #   make test        set up (system packages too), then run the whole test suite (what CI runs)
 #   make instructor  JupyterLab for the instructor, rooted at the course, with Formgrader
 #   make autograde CHAPTER=01_dynamic_graphs   grade submitted/*/CHAPTER through the judge
-#   make grade-class CHAPTERS="01_dynamic_graphs 02_autograd" [JOBS=2] [DASK=tcp://host:8786]   a whole class
+#   make grade-class CHAPTERS="01_dynamic_graphs 02_autograd" [JOBS=2] [DASK=tls://127.0.0.1:8786]   a whole class
+#   make dask-certs  the Dask cluster's private CA and certificates in DASK_CERTS (.judge/dask)
+#   make dask-cluster [DASK_WORKERS=2]   a mutual-TLS Dask scheduler and workers on 127.0.0.1:8786
 #   make feedback CHAPTER=01_dynamic_graphs [GRADEBOOK=.demo/gradebook.db]   nbgrader generate_feedback
 #   make grade       instructor demo: regenerate release/, grade a demo class (progress, cost said first)
 #   make release     regenerate release/ from source/ (after editing a source notebook)
@@ -31,6 +33,8 @@ CHAPTER ?= 01_dynamic_graphs
 CHAPTERS ?= $(notdir $(wildcard source/0*))
 JOBS ?= 0
 DASK ?=
+DASK_CERTS ?= .judge/dask
+DASK_WORKERS ?= 2
 DEST ?=
 # Debian packages the tests need: the sandbox, the browser for the browser tests, a PostgreSQL server.
 SYSTEM_PACKAGES := bubblewrap chromium postgresql
@@ -99,10 +103,18 @@ grade: setup
 	$(BIN)/python -m course.grading demo
 
 autograde: setup
-	$(BIN)/python -m course.grading autograde $(CHAPTER) --jobs $(JOBS) $(if $(FORCE),--force,) $(if $(DASK),--dask $(DASK),)
+	$(BIN)/python -m course.grading autograde $(CHAPTER) --jobs $(JOBS) $(if $(FORCE),--force,) $(if $(DASK),--dask $(DASK) --dask-certs $(DASK_CERTS),)
 
 grade-class: setup
-	$(BIN)/python -m course.grading grade-class $(CHAPTERS) --jobs $(JOBS) $(if $(FORCE),--force,) $(if $(DASK),--dask $(DASK),)
+	$(BIN)/python -m course.grading grade-class $(CHAPTERS) --jobs $(JOBS) $(if $(FORCE),--force,) $(if $(DASK),--dask $(DASK) --dask-certs $(DASK_CERTS),)
+
+# Grading on Dask: certificates once, then a scheduler and workers that require them (README, "Grading on Dask").
+.PHONY: dask-certs dask-cluster
+dask-certs: setup
+	$(BIN)/python -m course.grading dask-certs $(DASK_CERTS)
+
+dask-cluster: setup
+	$(BIN)/python -m course.grading dask-cluster --certs $(DASK_CERTS) --workers $(DASK_WORKERS)
 
 # nbgrader's feedback (the graded notebook as HTML, with the judge's messages) from the gradebook GRADEBOOK:
 # gradebook.db for your class, .demo/gradebook.db for the demo class of `make grade`.
