@@ -122,3 +122,27 @@ def test_a_probe_with_a_time_limit_of_its_own_outlives_the_default(tmp_path):
     assert result.results["t_own"].get("ok") is True and result.results["t_own"]["value"] == 6, result.results["t_own"]
     assert result.results["t_default"].get("ok") is False
     assert "did not finish within 2 s" in result.results["t_default"]["error"], result.results["t_default"]
+
+
+def test_the_judge_runs_inside_a_running_event_loop():
+    """Formgrader runs nbgrader's autograde inside the Jupyter server's event loop, where asyncio.run refuses: the
+    judge then runs on a loop of its own in a thread of its own (the hub test grades one submission this way)."""
+    import asyncio
+
+    from course.grading.config import Limits
+    from course.grading.judge import Judge
+    from course.grading.worker import run_submission
+
+    judge = Judge()
+
+    @judge.probe("t_loop")
+    def probe_loop(seed):
+        return seed + 1
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")])
+
+    async def in_a_server():
+        return run_submission(nb, "00_toy", "student", judge.codes(), seed=5, limits=Limits(), decoys=False)
+
+    result = asyncio.run(in_a_server())
+    assert result.results["t_loop"].get("ok") is True and result.results["t_loop"]["value"] == 6, result.results

@@ -429,6 +429,11 @@ def _term(hub, browser):
         lab_ready(page, name)
     done()
 
+    # Each student has the course's landing page (theirs, in their home), and lands on it.
+    for name in hub.students:
+        page = Path(pwd.getpwnam(name).pw_dir) / "index.ipynb"
+        assert page.is_file() and page.stat().st_uid == pwd.getpwnam(name).pw_uid
+    assert "/lab/tree/index.ipynb" in pages[hub.students[0]].url, pages[hub.students[0]].url
     # The hub made every home and the instructor's course private, and its own checkout unlistable.
     for name in [inst, *hub.students]:
         assert Path(pwd.getpwnam(name).pw_dir).stat().st_mode & 0o077 == 0, f"{name}'s home is reachable by others"
@@ -497,6 +502,24 @@ def _term(hub, browser):
     done()
 
     # 4. grade-class grades through the judge.
+    # 3b. The instructor grades one submission from Formgrader (its autograde button: the judge runs inside the
+    # instructor's server, as the instructor).
+    timed("3b Formgrader: autograde one submission")
+    ipage.goto(f"{hub.url}/user/{inst}/formgrader/manage_submissions/{CHAPTER}")
+    row = ipage.locator(f"tr:has-text('{hub.students[0]}')").first
+    row.wait_for(timeout=60_000)
+    row.locator(".autograde a").click()
+    verdict = ipage.locator("#success-modal, #error-modal").first
+    verdict.wait_for(timeout=600_000)
+    assert "Successfully autograded" in verdict.inner_text(), verdict.inner_text()[-3000:]
+    from nbgrader.api import Gradebook
+    with Gradebook(f"sqlite:///{hub.course / 'gradebook.db'}", course_id="pytorch-internals") as gb:
+        first = gb.find_submission(CHAPTER, hub.students[0]).score
+    exercise_points = sum(p for g, p in grade_cells(hub.course / "release" / CHAPTER / f"{CHAPTER}.ipynb").items()
+                          if g.startswith(f"test_{EXERCISE}"))
+    assert first == pytest.approx(exercise_points), (first, exercise_points)
+    done()
+
     # Meanwhile the second student watches /tmp for the grader's scratch (reference values, seeds, kernels' keys)
     # and pokes at whatever looks like the judge's decoy course, to get the honest classmate flagged.
     timed("4 grade-class (the instructor, in their terminal), a classmate watching /tmp")
@@ -735,6 +758,7 @@ def test_hub_configuration_is_loopback_pam_and_per_role(srv_dir):
         def __init__(self, name):
             self.user = type("U", (), {"name": name})()
             self.environment, self.notebook_dir, self.cmd = {}, "", list(c.Spawner.cmd)
+            self.default_url = c.Spawner.default_url
 
     student, instructor = Spawner("nobody"), Spawner("root")
     c.Spawner.pre_spawn_hook(student)
@@ -751,6 +775,9 @@ def test_hub_configuration_is_loopback_pam_and_per_role(srv_dir):
         assert env["COURSE_EXCHANGE"] == s.exchange
     # Students import the helpers from the hub's student-lib only; the instructor's commands know the course.
     assert student.environment["PYTHONPATH"] == str(srv_dir / "state" / "student-lib")
+    assert student.environment["PYTHONSTARTUP"].endswith("course-run-recorder.py") and "COURSE_RUN_LOG" in \
+        student.environment
+    assert student.default_url == "/lab/tree/index.ipynb", "students land on the course's landing page"
     assert "PYTHONPATH" not in instructor.environment and instructor.environment["COURSE_HUB_COURSE"] == s.course
 
 
@@ -949,3 +976,23 @@ def test_inbound_guard_keeps_each_submission_under_its_limit(srv_dir):
     assert len(removed) == 5, removed
     assert sorted(p.name for p in inbound.iterdir()) == sorted([honest.name, new.name]), list(inbound.iterdir())
     assert srv_dir.is_dir() and not old.exists()
+
+
+def test_the_landing_page_is_written_as_no_link_a_student_planted(srv_dir):
+    from course.grading import hub as H
+    page = srv_dir / "index.ipynb"
+    page.write_text("{}")
+    victim = srv_dir / "victim"
+    victim.write_text("root's")
+    home = srv_dir / "home"
+    home.mkdir()
+    _owned_by(home, "nobody")
+    (home / "index.ipynb").symlink_to(victim)
+    assert H.give_landing_page(page, "nobody", str(home)) is False
+    assert victim.read_text() == "root's" and victim.stat().st_uid == 0
+    (home / "index.ipynb").unlink()
+    assert H.give_landing_page(page, "nobody", str(home)) is True
+    assert (home / "index.ipynb").read_text() == "{}" and (home / "index.ipynb").stat().st_uid == H.ids("nobody")[0]
+    (home / "index.ipynb").write_text("the student's own")
+    assert H.give_landing_page(page, "nobody", str(home)) is False, "a student's own file is never replaced"
+    assert (home / "index.ipynb").read_text() == "the student's own"

@@ -296,6 +296,13 @@ def student_lib(state: Path, checkout: Path | None = None) -> Path:
     shutil.copytree(src, tmp / "course", symlinks=False,
                     ignore=shutil.ignore_patterns("grading", "__pycache__", "*.pyc"))
     (tmp / "sitecustomize.py").write_text(STUDENT_SITECUSTOMIZE)
+    from course import lab
+    # The IPython startup file that records each kernel's last run (Submit refuses a notebook run after its last
+    # save); read through PYTHONSTARTUP, which a plain python REPL also runs, hence the guard.
+    (tmp / "course-run-recorder.py").write_text(
+        "try:\n    get_ipython\nexcept NameError:\n    pass\nelse:\n"
+        + "".join(f"    {line}\n" if line.strip() else "\n" for line in lab.RUN_RECORDER.splitlines()))
+    lab.write_index(Path(checkout or own_checkout()), tmp / "index.ipynb")
     for p in [tmp, *tmp.rglob("*")]:
         os.lchown(p, 0, 0)
         p.chmod(0o755 if p.is_dir() else 0o644)
@@ -688,7 +695,10 @@ def user_env(s: HubSettings, name: str) -> dict[str, str]:
     if name == s.instructor:
         env["COURSE_HUB_COURSE"] = s.course  # the course whose modes every grading command checks at its end
     else:
-        env["PYTHONPATH"] = str(Path(s.state) / "student-lib")
+        lib = Path(s.state) / "student-lib"
+        env["PYTHONPATH"] = str(lib)
+        env["PYTHONSTARTUP"] = str(lib / "course-run-recorder.py")
+        env["COURSE_RUN_LOG"] = str(Path(home) / ".local" / "share" / "pytorch-internals" / "runs")
     return env
 
 
@@ -719,6 +729,9 @@ def configure(c, s: HubSettings) -> None:
         name = spawner.user.name
         spawner.environment.update(user_env(s, name))
         spawner.notebook_dir = s.course if name == s.instructor else "~"
+        if name != s.instructor:
+            give_landing_page(Path(s.state) / "student-lib" / "index.ipynb", name)
+            spawner.default_url = LANDING_URL
         if name == s.instructor:
             # Files the instructor's server, kernels and terminals make are private by default (umask 077).
             python = s.instructor_python or s.python
@@ -738,6 +751,35 @@ def course_warnings(course: Path, instructor: str) -> list[str]:
     if os.stat(course).st_uid != uid:
         return [f"{course} is not owned by {instructor}: nbgrader collect and grading write into it"]
     return []
+
+
+LANDING_URL = "/lab/tree/index.ipynb"
+
+
+def give_landing_page(page: Path, name: str, home_dir: str | None = None) -> bool:
+    """Put the course's landing page in user ``name``'s home, unless a file of that name is there already (theirs
+    is never replaced). Root writes it through the home's descriptor with ``O_EXCL | O_NOFOLLOW`` and gives it to
+    the user: no link a student planted is followed. Returns whether it was written."""
+    entry = pwd.getpwnam(name)
+    try:
+        home = _open_nofollow(home_dir or entry.pw_dir)
+    except OSError:
+        return False
+    try:
+        if os.fstat(home).st_uid != entry.pw_uid:
+            return False
+        try:
+            fd = os.open("index.ipynb", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=home)
+        except FileExistsError:
+            return False
+        try:
+            os.write(fd, Path(page).read_bytes())
+            os.fchown(fd, entry.pw_uid, entry.pw_gid)
+        finally:
+            os.close(fd)
+        return True
+    finally:
+        os.close(home)
 
 
 def _private_as(name: str, path: Path) -> None:

@@ -409,6 +409,32 @@ _TAMPER_INFO = ProbeCode("__tampering__", "judge_tampering_info",
                          "    return list(checks.tampering()) if checks is not None else ['course.checks not imported']\n")
 
 
+def run_to_completion(coro):
+    """``asyncio.run(coro)``, also where this thread already runs an event loop: Formgrader runs nbgrader's
+    autograde inside the Jupyter server's loop, where ``asyncio.run`` refuses; there the coroutine runs on a loop
+    of its own in a thread of its own, and this call waits for it (as nbgrader's own call does)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    import threading
+
+    box: dict = {}
+
+    def target() -> None:
+        try:
+            box["value"] = asyncio.run(coro)
+        except BaseException as err:  # noqa: BLE001 - handed back to the caller's thread
+            box["error"] = err
+
+    thread = threading.Thread(target=target, name="judge-worker", daemon=True)
+    thread.start()
+    thread.join()
+    if "error" in box:
+        raise box["error"]
+    return box.get("value")
+
+
 async def _run_async(nb, sandbox: Sandbox, limits: Limits, probes: list[ProbeCode], seed: int,
                      scratch: Path, result: WorkerResult, skip_cells: set[int], replay_only: bool, trusted: bool,
                      extra_seeds: tuple[int, ...] = ()) -> None:
@@ -627,7 +653,7 @@ def run_submission(nb: nbformat.NotebookNode, chapter: str, student: str, probes
         notify.watch(p)
     t0 = time.perf_counter()
     try:
-        asyncio.run(_run_async(nb, sandbox, limits, probes, seed, scratch, result, skip, replay_only, skip_tests,
+        run_to_completion(_run_async(nb, sandbox, limits, probes, seed, scratch, result, skip, replay_only, skip_tests,
                                tuple(s for s in dict.fromkeys(extra_seeds) if s != seed)))
     except Exception as err:  # noqa: BLE001 - the worker must report, never crash the class run
         result.flags.append(f"the worker failed: {type(err).__name__}: {str(err)[:300]}")
