@@ -349,7 +349,9 @@ def students(submitted: Path, chapter: str) -> tuple[list[str], dict[str, str]]:
 
 def intake_log(root: Path, chapter: str, student: str) -> Path:
     """Where the collect-time intake report of a submission is kept (instructor only)."""
-    d = Path(root) / ".judge" / "intake" / chapter
+    judge = Path(root) / ".judge"
+    judge.mkdir(exist_ok=True, mode=0o700)  # first: mkdir(parents=True) would give .judge/ the default 0755
+    d = judge / "intake" / chapter
     d.mkdir(parents=True, exist_ok=True, mode=0o700)
     return d / f"{student}.json"
 
