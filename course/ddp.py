@@ -7,57 +7,66 @@ timeout, and a ``finally`` that terminates (then kills) every rank, so no
 process outlives the call: not on success, not when a rank raises, not when
 the timeout fires, not on ``KeyboardInterrupt`` (nbgrader interrupting a cell).
 
-Why the start method matters
-----------------------------
-``torch.multiprocessing.spawn`` (and any ``spawn`` start) starts a fresh
-interpreter and *pickles* the target function to send it there. Functions are
-pickled **by reference**: only ``module.qualname`` travels, and the child
-re-imports the module to find the function. A function defined in a notebook
-lives in the kernel's ``__main__``, which the child cannot import, so the
-child fails with ``AttributeError: Can't get attribute 'f' on <module
-'__main__'>``. That is why the demo workers below are module-level functions
-of this module: they can be found by reference from any start method.
+How the ranks start, on every platform
+--------------------------------------
+Never by ``fork``. A forked child is a copy of the notebook's kernel, threads
+excepted: once the kernel has run a ``backward()`` on a machine that can see a
+GPU, autograd has started its device threads (a CPU-only backward is enough),
+and every forked rank that calls ``backward()`` dies with "Unable to handle
+autograd's threading in combination with fork-based multiprocessing"; once the
+kernel has touched CUDA, a forked rank cannot use it at all. macOS lists
+``fork`` but system frameworks may crash in a forked child (Python 3.8 made
+``spawn`` its default), and Windows has no ``fork``.
 
-For functions written in the notebook (a student's answer), :func:`launch`
-uses the ``fork`` start method where the platform has it (Linux): the child is
-a copy of the kernel process, so it already holds the function and nothing is
-pickled on the way in. ``fork`` is also fast (no second ``import torch``),
-which matters for a graded notebook. It is safe here because the parent never
-initialises a process group or CUDA before forking. Where ``fork`` is not
-available (Windows) or not safe (macOS: system frameworks there may crash a
-forked child, which is why Python 3.8 made ``spawn`` its default), the
-launcher uses ``spawn``
-and, for a function defined in ``__main__``, sends its *source text* instead
-(:class:`SourceFunction`), which the child ``exec``'s with ``torch``,
-``torch.distributed as dist``, ``torch.nn as nn``, ``torch.nn.functional as
-F`` and ``math`` in scope. Results come back pickled (plain pickle), so
-return tensors and Python data.
+So :func:`start_method` is ``forkserver`` on Linux (a clean server process,
+started once, imports this module and torch, then forks one rank per request;
+:func:`warm_up` starts it early, from a chapter's setup cell) and ``spawn``
+elsewhere (a fresh interpreter per rank). Both send the rank what it runs by
+pickling, and plain pickle sends a function **by reference**
+(``module.qualname``): a function defined in a notebook lives in the kernel's
+``__main__``, which a fresh interpreter cannot import ("Can't get attribute
+'f' on <module '__main__'>"). :func:`launch` therefore pickles ``fn`` and
+``args`` with ``cloudpickle`` in the notebook, which sends functions defined in
+``__main__`` (and closures, lambdas, notebook classes) **by value**, with the
+globals they use, including functions inside ``args`` (``call_on_shards``'s
+``fn``); functions of importable modules still travel by reference. The rank
+rebuilds them inside its own ``try``, so even a function that cannot be
+rebuilt there comes back as that rank's traceback. A rank that dies without
+sending a result (a signal, ``os._exit``, an abort in C++) is reported with
+its exit code and the last lines it wrote to its standard error (Python's
+``faulthandler`` writes a crashing rank's stack there). Results come back
+pickled, so return tensors and Python data.
 """
 from __future__ import annotations
 
-import inspect
-import math
+import contextlib
+import faulthandler
 import multiprocessing as mp
 import os
 import pickle
+import signal
 import socket
 import sys
-import textwrap
+import tempfile
 import time
 import traceback
 from datetime import timedelta
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
+import cloudpickle
 import torch
-import torch.distributed  # noqa: F401  (imported here so forked ranks inherit it instead of importing it twice)
+import torch.distributed  # noqa: F401  (imported here so the forkserver's ranks inherit it instead of importing it)
 import torch.nn.parallel  # noqa: F401
 
-__all__ = ["free_port", "start_method", "launch", "SourceFunction", "call_on_shards",
+__all__ = ["free_port", "start_method", "warm_up", "launch", "call_on_shards",
            "bn_demo_worker", "rank_info_worker", "accumulation_cases_worker", "syncbn_cuda_worker", "sampler_worker", "syncbn_facts_worker",
            "counting_comm_hook", "accumulation_demo_worker", "unused_params_worker", "accumulation_worker",
            "accumulation_model", "GatherBatchNorm2d", "step_model", "profiled_step_worker", "logged_train_worker", "logged_steps_worker",
            "torchrun_main", "hang_worker", "monitored_barrier_worker", "short_error", "fsdp_worker", "fsdp_reference_model",
            "loopback_ifname"]
+
+# What the forkserver imports once, before it forks any rank: this module (and so torch and torch.distributed).
+FORKSERVER_PRELOAD = ["course.ddp"]
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -68,39 +77,69 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 
 def start_method() -> str:
-    """Return ``"fork"`` on Linux (where it is available and safe here), else ``"spawn"`` (macOS, Windows)."""
-    if sys.platform.startswith("linux") and "fork" in mp.get_all_start_methods():
-        return "fork"
+    """Return ``"forkserver"`` on Linux, else ``"spawn"`` (macOS, Windows); never ``"fork"`` (module docstring).
+
+    ``COURSE_DDP_START_METHOD=spawn`` (or ``forkserver``) in the environment chooses one instead: the tests run
+    the chapter's exercises under both on Linux, and ``spawn`` is what a macOS or Windows student gets.
+    """
+    chosen = os.environ.get("COURSE_DDP_START_METHOD", "")
+    if chosen in ("spawn", "forkserver") and chosen in mp.get_all_start_methods():
+        return chosen
+    if sys.platform.startswith("linux") and "forkserver" in mp.get_all_start_methods():
+        return "forkserver"
     return "spawn"
 
 
-class SourceFunction:
-    """A picklable stand-in for a notebook function: its source text, rebuilt in the child.
+@contextlib.contextmanager
+def _main_not_rerun() -> Iterator[None]:
+    """While a rank (or the forkserver) starts: hide the parent's main module from multiprocessing.
 
-    ``SourceFunction(f)(*args)`` execs ``f``'s source once (with torch, dist,
-    nn, F and math in scope) and calls the function of the same name.
+    A ``spawn`` or ``forkserver`` child normally imports the parent's main script again (as ``__mp_main__``), so
+    that objects pickled by reference from ``__main__`` can be found. Nothing the ranks receive refers to
+    ``__main__`` (cloudpickle sends those functions by value), so that import is pure cost (a second or more for
+    ``python -m course.grading`` or pytest, per rank) and a trap (a script without an ``if __name__ ==
+    "__main__":`` guard would run again in every rank). A notebook's ``__main__`` has no file: nothing changes there.
     """
+    main = sys.modules.get("__main__")
+    if main is None:
+        yield
+        return
+    missing = object()
+    saved = {k: main.__dict__.get(k, missing) for k in ("__spec__", "__file__")}
+    main.__spec__ = None  # multiprocessing reads it; a namespace that was cleared and refilled may have lost it
+    main.__dict__.pop("__file__", None)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is missing:
+                main.__dict__.pop(k, None)
+            else:
+                main.__dict__[k] = v
 
-    def __init__(self, fn: Callable) -> None:
-        self.name = fn.__name__
-        self.source = textwrap.dedent(inspect.getsource(fn))
-        self._fn: Callable | None = None
 
-    def __getstate__(self) -> dict:
-        return {"name": self.name, "source": self.source}
+def _context(method: str) -> Any:
+    ctx = mp.get_context(method)
+    if method == "forkserver":
+        # Only takes effect if the server is not running yet (it is started once per process).
+        ctx.set_forkserver_preload(FORKSERVER_PRELOAD)
+    return ctx
 
-    def __setstate__(self, state: dict) -> None:
-        self.name, self.source, self._fn = state["name"], state["source"], None
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if self._fn is None:
-            import torch.distributed as dist
-            import torch.nn as nn
-            import torch.nn.functional as F
-            namespace: dict[str, Any] = {"torch": torch, "dist": dist, "nn": nn, "F": F, "math": math}
-            exec(compile(self.source, f"<notebook:{self.name}>", "exec"), namespace)
-            self._fn = namespace[self.name]
-        return self._fn(*args, **kwargs)
+def warm_up() -> str:
+    """Start the process that will start the ranks now, not at the first :func:`launch`; return the method.
+
+    Under ``forkserver`` this starts the server (it imports torch once, in the background, while the
+    notebook goes on); under ``spawn`` there is nothing to start and nothing happens.
+    """
+    method = start_method()
+    if method == "forkserver":
+        from multiprocessing import forkserver
+
+        _context(method)
+        with _main_not_rerun():
+            forkserver.ensure_running()
+    return method
 
 
 def loopback_ifname() -> str:
@@ -111,37 +150,42 @@ def loopback_ifname() -> str:
 _loopback_ifname = loopback_ifname
 
 
-def _worker(rank: int, world_size: int, port: int, fn: Callable, args: tuple, conn: Any,
+def _worker(rank: int, world_size: int, port: int, payload: bytes, conn: Any,
             timeout_s: float, backend: str = "gloo", env: dict | None = None,
-            pg_timeout: float | None = None) -> None:
-    """Run in each rank: init gloo, call ``fn``, send ("ok", result) or ("err", traceback) back."""
+            pg_timeout: float | None = None, stderr_path: str | None = None) -> None:
+    """Run in each rank: init gloo, rebuild and call ``fn``, send ("ok", result) or ("err", traceback) back."""
+    if stderr_path:  # the parent shows this file's end if the rank dies without a result
+        log = open(stderr_path, "w", buffering=1)  # noqa: SIM115  (open until the process ends)
+        os.dup2(log.fileno(), 2)
+        faulthandler.enable(file=log)
     import torch.distributed as dist
 
     os.environ.update(env or {})
     if env and "TORCH_DISTRIBUTED_DEBUG" in env:
-        # torch reads this variable once, when torch.distributed is imported; a forked rank imported it
-        # long ago (in the notebook), so it must be told to read it again before its process group starts.
+        # torch reads this variable once, when torch.distributed is imported; the forkserver imported it
+        # before this rank existed, so it must be told to read it again before its process group starts.
         dist.set_debug_level_from_env()
     os.environ["MASTER_ADDR"] = "127.0.0.1"
     os.environ["MASTER_PORT"] = str(port)
     os.environ.setdefault("GLOO_SOCKET_IFNAME", _loopback_ifname())
     torch.set_num_threads(1)  # 2 ranks on a small CPU: no oversubscription
-    status, payload = "err", "worker did not run"
+    status, result = "err", "worker did not run"
     try:
+        fn, args = cloudpickle.loads(payload)  # inside the try: a function that cannot be rebuilt is reported
         if backend == "nccl":
             torch.cuda.set_device(rank)
         dist.init_process_group(backend, rank=rank, world_size=world_size,
                                 timeout=timedelta(seconds=pg_timeout if pg_timeout else max(5.0, timeout_s)))
         try:
-            status, payload = "ok", fn(rank, world_size, *args)
+            status, result = "ok", fn(rank, world_size, *args)
         finally:
             dist.destroy_process_group()
     except NotImplementedError as err:  # an exercise stub: the parent re-raises it as it is (see launch)
-        status, payload = "notimpl", str(err)
+        status, result = "notimpl", str(err)
     except BaseException:  # noqa: BLE001  (everything goes back to the parent)
-        status, payload = "err", traceback.format_exc()
+        status, result = "err", traceback.format_exc()
     try:
-        data = pickle.dumps((status, payload))
+        data = cloudpickle.dumps((status, result))
     except Exception:  # noqa: BLE001
         data = pickle.dumps(("err", "result could not be pickled:\n" + traceback.format_exc()))
     conn.send_bytes(data)
@@ -160,73 +204,108 @@ def _stop(procs: list) -> None:
             p.join(2.0)
 
 
+def _exit_text(code: int | None) -> str:
+    if code is None:
+        return "still running"
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit code {code}"
+
+
+def _died(rank: int, proc: Any, stderr_path: str, limit: int = 4000) -> RuntimeError:
+    """The error for a rank that ended without sending a result: how it ended and the end of its stderr."""
+    proc.join(5.0)  # the pipe closes a moment before the process can be reaped
+    try:
+        with open(stderr_path, errors="replace") as f:
+            text = f.read()
+    except OSError:
+        text = ""
+    # faulthandler's list of loaded extension modules says nothing about the rank's mistake
+    text = "\n".join(line for line in text.splitlines() if not line.startswith("Extension modules:"))
+    text = text[-limit:].strip() or "(it wrote nothing to its standard error)"
+    return RuntimeError(f"rank {rank} died without a result ({_exit_text(proc.exitcode)}). "
+                        f"The end of its standard error:\n{text}")
+
+
 def launch(fn: Callable, world_size: int = 2, args: tuple = (), timeout: float = 60.0,
            method: str | None = None, backend: str = "gloo", env: dict[str, str] | None = None,
            pg_timeout: float | None = None) -> list[Any]:
     """Run ``fn(rank, world_size, *args)`` on ``world_size`` ranks; return the results in rank order.
 
-    ``backend`` is ``"gloo"`` (CPU, the default) or ``"nccl"`` (rank r uses
-    ``cuda:r``; pass ``method="spawn"``, since a forked child cannot use CUDA
-    once the parent has initialised it). ``method`` is the start method
-    (default :func:`start_method`). ``env`` is set in each rank's environment before its process group
-    starts (``{"TORCH_DISTRIBUTED_DEBUG": "DETAIL"}``), and ``pg_timeout`` (seconds) is the process
-    group's collective timeout (default: ``timeout``, at least 5 s). Raises
-    ``RuntimeError`` with the rank's traceback if a rank fails (``NotImplementedError``, with its
-    message only, if the rank called an exercise stub, so the notebook shows "not done yet"), and
-    ``TimeoutError`` after ``timeout`` seconds. Every rank is stopped before
-    this returns or raises.
+    ``fn`` and ``args`` may hold functions and classes defined in the notebook (they travel by value, see
+    the module docstring). ``backend`` is ``"gloo"`` (CPU, the default) or ``"nccl"`` (rank r uses
+    ``cuda:r``). ``method`` is the start method: :func:`start_method` by default, or ``"spawn"`` /
+    ``"forkserver"``; ``"fork"`` is refused (module docstring). ``env`` is set in each rank's environment
+    before its process group starts (``{"TORCH_DISTRIBUTED_DEBUG": "DETAIL"}``), and ``pg_timeout``
+    (seconds) is the process group's collective timeout (default: ``timeout``, at least 5 s). Raises
+    ``RuntimeError`` with the rank's traceback if a rank fails, or with its exit and the end of its standard
+    error if it dies (``NotImplementedError``, with its message only, if the rank called an exercise stub,
+    so the notebook shows "not done yet"), and ``TimeoutError`` after ``timeout`` seconds. Every rank is
+    stopped before this returns or raises.
     """
     method = method or start_method()
-    ctx = mp.get_context(method)
-    target = fn
-    if method != "fork" and getattr(fn, "__module__", None) == "__main__":
-        target = SourceFunction(fn)  # see the module docstring: spawn pickles by reference
+    if method == "fork":
+        raise ValueError("launch does not fork: a forked rank dies at its first backward() once this process "
+                         "has run one on a machine with a GPU (use 'forkserver' or 'spawn')")
+    ctx = _context(method)
+    payload = cloudpickle.dumps((fn, tuple(args)))
+    logdir = tempfile.mkdtemp(prefix="course-ddp-")
     last_error: Exception | None = None
-    for _attempt in range(2):  # a free port can be taken between free_port() and bind: retry once
-        port = free_port()
-        procs, conns = [], []
-        try:
-            for rank in range(world_size):
-                recv, send = ctx.Pipe(duplex=False)
-                p = ctx.Process(target=_worker, args=(rank, world_size, port, target, args, send, timeout, backend,
-                                                         env, pg_timeout),
-                                daemon=True, name=f"course-ddp-rank{rank}")
-                p.start()
-                send.close()
-                procs.append(p)
-                conns.append(recv)
-            results: list[Any] = [None] * world_size
-            pending = set(range(world_size))
-            deadline = time.monotonic() + timeout
-            while pending:
-                if time.monotonic() > deadline:
-                    raise TimeoutError(f"ranks {sorted(pending)} did not finish within {timeout:g} s "
-                                       f"(a collective waiting for a rank that never called it?)")
-                for r in sorted(pending):
-                    if conns[r].poll(0.01):
-                        try:
-                            status, payload = pickle.loads(conns[r].recv_bytes())
-                        except EOFError:
-                            raise RuntimeError(f"rank {r} exited (code {procs[r].exitcode}) without a result")
-                        if status == "notimpl":
-                            raise NotImplementedError(payload)
-                        if status != "ok":
-                            raise RuntimeError(f"rank {r} failed:\n{payload}")
-                        results[r] = payload
-                        pending.discard(r)
-                    elif not procs[r].is_alive() and not conns[r].poll(0):
-                        raise RuntimeError(f"rank {r} exited (code {procs[r].exitcode}) without a result")
-            return results
-        except RuntimeError as err:
-            if "Address already in use" in str(err) or "EADDRINUSE" in str(err):
-                last_error = err
-                continue
-            raise
-        finally:
-            _stop(procs)
-            for c in conns:
-                c.close()
-    raise RuntimeError(f"could not find a free port: {last_error}")
+    try:
+        for _attempt in range(2):  # a free port can be taken between free_port() and bind: retry once
+            port = free_port()
+            procs, conns = [], []
+            logs = [os.path.join(logdir, f"rank{rank}-try{_attempt}.stderr") for rank in range(world_size)]
+            try:
+                for rank in range(world_size):
+                    recv, send = ctx.Pipe(duplex=False)
+                    p = ctx.Process(target=_worker, args=(rank, world_size, port, payload, send, timeout, backend,
+                                                             env, pg_timeout, logs[rank]),
+                                    daemon=True, name=f"course-ddp-rank{rank}")
+                    with _main_not_rerun():
+                        p.start()
+                    send.close()
+                    procs.append(p)
+                    conns.append(recv)
+                results: list[Any] = [None] * world_size
+                pending = set(range(world_size))
+                deadline = time.monotonic() + timeout
+                while pending:
+                    if time.monotonic() > deadline:
+                        raise TimeoutError(f"ranks {sorted(pending)} did not finish within {timeout:g} s "
+                                           f"(a collective waiting for a rank that never called it?)")
+                    for r in sorted(pending):
+                        if conns[r].poll(0.01):
+                            try:
+                                status, result = pickle.loads(conns[r].recv_bytes())
+                            except EOFError:
+                                raise _died(r, procs[r], logs[r]) from None
+                            if status == "notimpl":
+                                raise NotImplementedError(result)
+                            if status != "ok":
+                                raise RuntimeError(f"rank {r} failed:\n{result}")
+                            results[r] = result
+                            pending.discard(r)
+                        elif not procs[r].is_alive() and not conns[r].poll(0):
+                            raise _died(r, procs[r], logs[r])
+                return results
+            except RuntimeError as err:
+                if "Address already in use" in str(err) or "EADDRINUSE" in str(err):
+                    last_error = err
+                    continue
+                raise
+            finally:
+                _stop(procs)
+                for c in conns:
+                    c.close()
+        raise RuntimeError(f"could not find a free port: {last_error}")
+    finally:
+        import shutil
+
+        shutil.rmtree(logdir, ignore_errors=True)
 
 
 # --- module-level workers (picklable by reference under any start method) ---
@@ -724,7 +803,7 @@ def profiled_step_worker(rank: int, world_size: int, samples: list, steps: int =
         opt.step()
         seen["loss"] = loss.item()
 
-    # cuda=False: a forked rank must not touch CUDA (the notebook may have initialised it before forking);
+    # cuda=False: gloo ranks on the CPU; profiling CUDA would initialise it in every rank for nothing;
     # quiet_stderr: the allocator's "unknown size" warnings, one per block freed while profiling.
     with quiet_stderr():
         trace = profile_steps(step, steps=steps, warmup=1, memory=memory, cuda=False)

@@ -236,6 +236,54 @@ def test_student_mode_runs(chapter):
             assert static, f"widget cell {i} renders nothing without a frontend (call .update() or show a figure)"
 
 
+# Windows has no fork: at kernel start, before the notebook imports anything, the fork start method is removed
+# (get_context("fork") raises, get_all_start_methods() omits it). The default becomes forkserver (Python 3.14's on
+# Linux), which pickles what it sends exactly as spawn does: Chapter 5 under spawn took 412 s here, most of it in
+# DataLoader workers each importing torch; the launcher exercises run under spawn in tests/test_ddp_kernel.py.
+NO_FORK_STARTUP = """
+def _course_remove_fork():
+    import multiprocessing
+    import multiprocessing.context as context
+
+    context._concrete_contexts.pop("fork", None)
+    every = context.DefaultContext.get_all_start_methods
+    context.DefaultContext.get_all_start_methods = lambda self: [m for m in every(self) if m != "fork"]
+    multiprocessing.get_all_start_methods = context._default_context.get_all_start_methods
+    multiprocessing.set_start_method("forkserver", force=True)
+    assert "fork" not in multiprocessing.get_all_start_methods() and multiprocessing.get_start_method() == "forkserver"
+    with open(MARKER, "w") as f:  # the test checks that this ran
+        f.write("no fork")
+
+
+_course_remove_fork()
+del _course_remove_fork
+"""
+# The chapters whose cells start processes (DataLoader workers, DDP ranks, Lightning's DDP).
+NO_FORK_CHAPTERS = [ch for ch in CHAPTERS if ch in ("04_ecosystem", "05_engineering_traps")]
+
+
+@pytest.mark.parametrize("chapter", [pytest.param(ch, marks=pytest.mark.xdist_group(f"nofork-{ch}"))
+                                     for ch in NO_FORK_CHAPTERS])
+def test_student_mode_runs_where_fork_does_not_exist(chapter, tmp_path, monkeypatch):
+    """The chapter, with correct answers, top to bottom in a kernel without the fork start method: no failing cell."""
+    startup = tmp_path / "ipython" / "profile_default" / "startup"
+    startup.mkdir(parents=True)
+    marker = tmp_path / "no-fork-applied"
+    (startup / "00-no-fork.py").write_text(NO_FORK_STARTUP.replace("MARKER", repr(str(marker))))
+    monkeypatch.setenv("IPYTHONDIR", str(tmp_path / "ipython"))
+    # Chapter 5 in grading mode (smaller sizes; 252 s in student mode here, most of it DataLoader benchmarks whose
+    # workers start the same way either way): its fork-only cells, DataLoader lessons and launches all still run.
+    # Chapter 4 in student mode: its Lightning DDP cell (a script that spawns two ranks) is skipped while grading.
+    grading_mode = chapter == "05_engineering_traps"
+    seconds, nb = grading.execute(grading.notebook_path(chapter), grading=grading_mode, timeout=CELL_HANG_GUARD)
+    print(f"[{chapter}] {'grading' if grading_mode else 'student'} mode without fork: {seconds:.1f} s; "
+          f"slowest cells: {grading.slowest_cells(nb)}")
+    outputs = "\n".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
+    assert marker.exists(), "the kernel's start-up file did not remove fork"
+    if chapter == "05_engineering_traps":
+        assert "this platform has no fork start method" in outputs, "the kernel still had fork"
+
+
 @pytest.mark.skipif(shutil.which("chromium") is not None or Path("/usr/bin/chromium").exists(),
                     reason="proven in a real browser: tests/test_browser.py runs Run All on every chapter")
 @pytest.mark.parametrize("chapter", group("run"))

@@ -23,8 +23,18 @@ def test_free_port_is_bindable():
         s.bind(("127.0.0.1", port))
 
 
-def test_start_method_on_this_platform():
-    assert P.start_method() == ("fork" if os.uname().sysname == "Linux" else "spawn")
+def test_start_method_on_this_platform(monkeypatch):
+    monkeypatch.delenv("COURSE_DDP_START_METHOD", raising=False)
+    assert P.start_method() == ("forkserver" if os.uname().sysname == "Linux" else "spawn")
+    monkeypatch.setenv("COURSE_DDP_START_METHOD", "spawn")
+    assert P.start_method() == "spawn"
+    monkeypatch.setenv("COURSE_DDP_START_METHOD", "fork")  # never fork: the variable is ignored
+    assert P.start_method() != "fork"
+
+
+def test_launch_refuses_fork():
+    with pytest.raises(ValueError, match="does not fork"):
+        P.launch(P.rank_info_worker, method="fork")
 
 
 def test_launch_returns_results_in_rank_order():
@@ -102,16 +112,93 @@ def test_call_on_shards_with_a_local_function():
     assert [[float(v) for v in r] for r in out] == [[12.0, 6.0], [12.0, 6.0]]
 
 
-def test_source_function_rebuilds_from_text():
-    def scaled(x, k=3):
-        return torch.as_tensor(x) * k + math.pi * 0
+# What a notebook cell defines: functions whose module is a __main__ without a file (a kernel's), one that calls
+# another notebook function and uses a module the notebook imported (contextlib), and a notebook class.
+NOTEBOOK_CELL = """
+import contextlib
+import torch
+import torch.distributed as dist
 
-    sf = P.SourceFunction(scaled)
-    import pickle
+class Scale:
+    k = 3.0
 
-    clone = pickle.loads(pickle.dumps(sf))
-    assert clone.name == "scaled" and "def scaled" in clone.source
-    assert torch.equal(clone(torch.tensor([1.0, 2.0])), torch.tensor([3.0, 6.0]))
+def local_sum(t):
+    with contextlib.nullcontext():
+        s = t.sum().clone()
+    dist.all_reduce(s)
+    return s
+
+def sync_stats(x):
+    return local_sum(x) * Scale.k
+"""
+
+
+def _notebook_function(name: str):
+    namespace = {"__name__": "__main__"}
+    exec(compile(NOTEBOOK_CELL, "<ipython-input-1>", "exec"), namespace)
+    fn = namespace[name]
+    assert fn.__module__ == "__main__"
+    return fn
+
+
+@pytest.mark.parametrize("method", ["spawn", "forkserver"])
+def test_a_notebook_function_inside_args_travels_by_value_after_a_backward(method):
+    """The student's function reaches the ranks inside args (call_on_shards), under spawn and forkserver, after
+    this process ran a backward (which is what breaks forked ranks on a machine that can see a GPU)."""
+    x = torch.ones(3, requires_grad=True)
+    (x * x).sum().backward()
+    shards = [[torch.ones(2)], [torch.ones(3)]]
+    out = P.launch(P.call_on_shards, world_size=2, args=(_notebook_function("sync_stats"), shards), timeout=120,
+                   method=method)
+    assert [[float(v) for v in r] for r in out] == [[15.0], [15.0]]
+    assert _alive_children() == []
+
+
+def _dies(rank, world_size):
+    if rank == 1:
+        import sys
+
+        sys.stderr.write("rank 1's last words\n")
+        sys.stderr.flush()
+        os.abort()
+    time.sleep(30)
+
+
+def test_a_rank_that_dies_shows_how_and_its_stderr():
+    with pytest.raises(RuntimeError) as info:
+        P.launch(_dies, world_size=2, timeout=60)
+    text = str(info.value)
+    assert "rank 1 died without a result (killed by SIGABRT)" in text
+    assert "rank 1's last words" in text and "in _dies" in text  # faulthandler's stack of the dying rank
+    assert "Extension modules" not in text
+    assert _alive_children() == []
+
+
+def test_a_function_that_cannot_be_rebuilt_is_reported_by_its_rank():
+    class Unloadable:
+        def __reduce__(self):
+            return (_fail_to_load, ())
+
+    with pytest.raises(RuntimeError, match="rank [01] failed:(.|\n)*cannot be rebuilt here"):
+        P.launch(P.call_on_shards, world_size=2, args=(len, [[Unloadable()], [Unloadable()]]), timeout=60)
+
+
+def _fail_to_load():
+    import multiprocessing
+
+    if multiprocessing.parent_process() is not None:
+        raise RuntimeError("cannot be rebuilt here")
+    return None
+
+
+def test_warm_up_starts_the_forkserver_once():
+    method = P.warm_up()
+    assert method == P.start_method()
+    if method == "forkserver":
+        from multiprocessing import forkserver
+
+        assert forkserver._forkserver._forkserver_pid is not None
+        assert P.warm_up() == method
 
 
 def test_launch_with_spawn_uses_module_level_workers():
@@ -452,3 +539,23 @@ def test_logged_steps_worker_profiles_one_training_step_per_range():
     for row in T.collectives(tr):      # per step: DDP's gradient all-reduce, and the loop's own two
         assert row["backward"]["allreduce"] == 1
         assert row["outside"] == {"allreduce": 1, "barrier": 1}
+
+
+@pytest.mark.parametrize("method", ["spawn", "forkserver"])
+def test_a_script_without_a_main_guard_is_not_run_again_in_the_ranks(tmp_path, method):
+    """Functions travel by value, so the ranks need not import the parent's main script (which spawn would run again,
+    once per rank, without an ``if __name__ == "__main__":`` guard)."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import sys\n"
+        "print('module level ran', flush=True)\n"
+        "from course import ddp as P\n"
+        "def work(rank, world_size):\n"
+        "    return rank * 10\n"
+        f"print(P.launch(work, world_size=2, timeout=120, method={method!r}), flush=True)\n")
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.splitlines() == ["module level ran", "[0, 10]"], proc.stdout

@@ -1,4 +1,9 @@
-"""tests/test_ddp.py in a fresh Python process (see tests/conftest.py: fork after a backward in the parent fails)."""
+"""tests/test_ddp.py in a fresh Python process of its own.
+
+course.ddp no longer forks (it starts ranks with forkserver or spawn, so a backward in the parent is harmless, and
+test_ddp.py checks that). The tests still run apart: their launches start a forkserver and spawned interpreters,
+which stay out of the long-lived pytest workers.
+"""
 from __future__ import annotations
 
 import os

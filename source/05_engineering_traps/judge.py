@@ -6,8 +6,9 @@ and one verdict (it runs in the judge, on the plain data both sent back).
 ``got`` is the student's data, ``ref`` the reference solution's; every
 expectation that does not come from the student's code is read from ``ref``.
 Probes build their inputs from the seed before the first call into student
-code; multi-rank probes use ``P.launch`` (fork on Linux: the ranks inherit
-the student's function), with the smallest sizes that still show the mistake.
+code; multi-rank probes use ``P.launch`` (forkserver on Linux, spawn elsewhere; the
+student's function travels to the ranks by value, with cloudpickle), with the
+smallest sizes that still show the mistake.
 """
 import torch
 
@@ -71,7 +72,7 @@ def _j5_accum_cases(seed):
 
 @judge.shared
 def _j5_run_accum(cases, visible_case=None):
-    """Run the cases in one launch per world size (a launch forks every rank: the cost of these probes)."""
+    """Run the cases in one launch per world size (starting the ranks is the cost of these probes)."""
     out = []
     groups = {}
     for case in cases:
@@ -305,7 +306,7 @@ def _j5_sync_cases(seed, world_size):
     return [[c[r] for c in cases] for r in range(world_size)], truth
 
 
-# The two grade cells run one launch each (a launch forks every rank: the cost of these probes): the mean and
+# The two grade cells run one launch each (starting the ranks is the cost of these probes): the mean and
 # count on 3 ranks, the variance (and the visible example) on 2 ranks.
 
 def sync_cases(got, ref, first=0):
