@@ -252,6 +252,12 @@ class Hub:
                 except ProcessLookupError:
                     pass
         kill_users()
+        for entry in Path("/tmp").iterdir():  # what the users left in /tmp (torch's caches, say): theirs only
+            try:
+                if entry.lstat().st_uid in uids:
+                    shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
+            except OSError:
+                pass
         for name in self.created:
             subprocess.run(["userdel", "--remove", name], capture_output=True)
         unmount_under(self.base)
