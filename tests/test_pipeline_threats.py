@@ -629,3 +629,26 @@ def test_the_watchdog_caps_what_is_written_into_the_ipc_folder(tmp_path):
     assert (tmp_path / "ipc" / "fill.bin").stat().st_size < 100 * 2 ** 20
     box.clear_ipc()
     assert sorted(p.name for p in (tmp_path / "ipc").iterdir()) == ["group", "passwd"]
+
+
+def test_plain_nbgrader_autograde_leaks_no_line_either(pipeline_class):
+    """Formgrader's button (a plain ``nbgrader autograde``, where the judge runs the submission itself)."""
+    c = pipeline_class
+    course = c["course"]
+    db_url = nbgrader_io.sqlite(course / "plain.db")
+    nbgrader_io.generate(course, CH, db_url)
+    others = ",".join(sorted(set(c["subs"]) - {"exfil-str", "honest"}))
+    proc = nbgrader_io.run(["autograde", CH, "--force", f"--CourseDirectory.student_id_exclude={others}",
+                            f"--JudgeExecute.seed={KEY}"], course, db_url, check=False)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    scores = known.read_scores(course / "plain.db", CH, CH)
+    assert all(s == m for s, m in scores["honest"].values()), scores
+    assert {cell for cell, (s, m) in scores["exfil-str"].items() if s < m} == SCALE
+    judge_lines = {x.strip() for x in (course / "source" / CH / "judge.py").read_text().splitlines()
+                   if len(x.strip()) >= 16}
+    mine = json.dumps(c["subs"]["exfil-str"]["nb"])  # the release's own lines (its setup cell) are no leak
+    for p in [course / ".judge" / "reports" / CH / "exfil-str.json", *(course / "autograded" / "exfil-str").rglob("*")]:
+        if p.is_file():
+            text = p.read_text(errors="replace")
+            found = [x for x in judge_lines if x in text and x not in mine]
+            assert not found, f"lines of judge.py in {p}: {found[:3]}"
