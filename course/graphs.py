@@ -41,23 +41,24 @@ def backward_graph(t: torch.Tensor | Node | None) -> tuple[list[Node], list[tupl
     root = root_of(t)
     if root is None:
         return [], []
-    index: dict[int, int] = {}
-    nodes: list[Node] = []
+    # Keyed on the node objects themselves, not id(node): the dict keeps each node's Python wrapper alive, so a node
+    # reached twice is the same object both times (a freed wrapper's id can be reused, and torch may build a new
+    # wrapper for a node whose old one was freed).
+    index: dict[Node, int] = {root: 0}
+    nodes: list[Node] = [root]
     edges: list[tuple[int, int]] = []
     stack = [root]
-    index[id(root)] = 0
-    nodes.append(root)
     while stack:
         node = stack.pop()
-        i = index[id(node)]
+        i = index[node]
         for nxt, _ in node.next_functions:
             if nxt is None:
                 continue
-            if id(nxt) not in index:
-                index[id(nxt)] = len(nodes)
+            if nxt not in index:
+                index[nxt] = len(nodes)
                 nodes.append(nxt)
                 stack.append(nxt)
-            edges.append((i, index[id(nxt)]))
+            edges.append((i, index[nxt]))
     return nodes, edges
 
 

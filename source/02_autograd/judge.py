@@ -219,7 +219,7 @@ def _(got, ref):
     for (label, names), (labels, _) in zip(got["cases"], ref["structures"]):
         _check_names(names, label)
         C.check_equal(_counts(names), _counts(labels), name=f"node counts of graph_nodes({label})",
-                      hint="each node exactly once (recognise it by id(node), not by its name), keep the leaves' "
+                      hint="each node exactly once (recognise it by identity, the node object, not by its name), keep the leaves' "
                            "AccumulateGrad nodes, and skip the (None, 0) entries of inputs without grad")
     (label, names), (_, ref_names) = got["cases"][-1], ref["cases"][-1]      # the deep chain
     _check_names(names, label)
