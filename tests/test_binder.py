@@ -19,10 +19,17 @@ def test_repo2docker_is_pinned_and_picks_the_conda_buildpack():
     assert type(binder.buildpack()).__name__ == "CondaBuildPack"
 
 
-def test_the_build_reads_environment_yml_and_runs_postbuild_only():
-    assert binder.files_read() == ["environment.yml", "postBuild"]
+def test_the_build_installs_environment_yml_from_the_copied_repository_then_runs_postbuild():
+    """environment.yml's pip section names a local file (``-r requirements-binder.lock``), so repo2docker copies the
+    whole repository in first and runs the environment's install there (not in its cached pre-assemble step, which
+    sees environment.yml alone and would not find the lock)."""
+    assert binder.files_read() == ["postBuild"]
     d = binder.dockerfile()
-    assert "./postBuild" in d and "environment.yml" in d
+    assert "./postBuild" in d
+    copy = d.index("COPY --chown=1000:1000 src/ ${REPO_DIR}/")
+    update = d.index('env update -p ${NB_PYTHON_PREFIX} --file "environment.yml"')
+    assert copy < update < d.index("./postBuild"), "the lock must be in the image before the environment's install"
+    assert (REPO / "requirements-binder.lock").is_file()
     for unwanted in ("requirements.txt", "apt.txt", "runtime.txt"):
         assert not (REPO / unwanted).exists(), f"{unwanted} would change what repo2docker does"
     post = (REPO / "postBuild").read_text()
@@ -33,9 +40,13 @@ def test_the_environment_is_cpu_only():
     env = yaml.safe_load((REPO / "environment.yml").read_text())
     pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict) and "pip" in d)
     assert "--extra-index-url https://download.pytorch.org/whl/cpu" in pip
-    torch = [p for p in pip if p.startswith(("torch==", "torchvision=="))]
-    assert torch and all(p.endswith("+cpu") for p in torch), torch
-    assert not any(re.match(r"(nvidia|cuda)", str(p)) for p in pip + env["dependencies"])
+    assert pip[-1] == "-r requirements-binder.lock", pip
+    locked = [line for line in (REPO / "requirements-binder.lock").read_text().splitlines()
+              if line and not line.startswith("#")]
+    torch = [p for p in locked if p.startswith(("torch==", "torchvision=="))]
+    assert len(torch) == 2 and all(p.endswith("+cpu") for p in torch), torch
+    assert not any(re.match(r"(nvidia|cuda|triton)", str(p)) for p in pip + locked + env["dependencies"])
+    assert all(re.fullmatch(r"[a-z0-9.-]+==\S+", p) for p in locked), "every package of Binder's image pinned"
 
 
 def test_estimated_image_size_is_reasonable():

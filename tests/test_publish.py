@@ -34,6 +34,18 @@ def test_it_holds_the_release_the_landing_page_and_the_student_helpers(published
     assert (published / "environment.yml").read_text() == (REPO / "environment.yml").read_text()
 
 
+def test_it_installs_from_the_locks(published):
+    """The student repository carries the student lock (its Makefile installs from it) and Binder's lock (its
+    environment.yml installs it), byte for byte the instructor's."""
+    for lock_file in (publish.STUDENT_LOCK, publish.BINDER_LOCK):
+        assert (published / lock_file).read_bytes() == (REPO / lock_file).read_bytes(), lock_file
+    makefile = (published / "Makefile").read_text()
+    assert "$(STAMP): pyproject.toml requirements-student.lock\n" in makefile
+    assert "pip install --quiet --disable-pip-version-check -r requirements-student.lock\n" in makefile
+    assert "-r requirements-binder.lock" in (published / "environment.yml").read_text()
+    assert "pip install --no-deps -e ." in (published / "postBuild").read_text()
+
+
 def test_it_holds_no_solution_probe_or_instructor_tool(published):
     assert publish.check(published) == []
     for bad in ("source", "tests", "course/grading", "nbgrader_config.py", "benchmarks", "tools", ".ci"):

@@ -8,9 +8,12 @@ terminal. This command writes what a student may see, and nothing else:
 
 * the release notebooks (``release/``) and the landing page (``index.ipynb``);
 * the student-side ``course`` helpers (every module but ``course/grading/``);
-* a ``pyproject.toml`` and ``environment.yml`` with the same pins, a
-  ``postBuild`` for Binder, a ``Makefile`` whose ``make lab`` sets everything up
-  and opens the course, and a short README.
+* a ``pyproject.toml`` with the same pins, the student lock
+  (``requirements-student.lock``: every transitive dependency pinned, with
+  hashes) that its ``Makefile`` installs from (``make lab`` sets everything up
+  and opens the course), Binder's ``environment.yml`` with its lock
+  (``requirements-binder.lock``: the student lock, CPU-only) and ``postBuild``,
+  and a short README.
 
 :func:`check` then proves it: no line that exists only inside a solution or
 hidden-test region of a source notebook, no probe or verdict, no ``judge.py``,
@@ -35,7 +38,7 @@ REPO = Path(__file__).resolve().parents[2]
 STUDENT_README = """# PyTorch Internals: the student's copy
 
 ```bash
-make lab     # set everything up (a .venv with the course's pinned stack), then open the course in JupyterLab
+make lab     # set everything up (a .venv from requirements-student.lock), then open the course in JupyterLab
 ```
 
 Linux with Python 3.11 and `make`. The first run installs the stack (a few minutes: torch is large); later
@@ -70,9 +73,12 @@ export PATH := $(BIN):$(PATH)
 export HF_HUB_OFFLINE := 1
 .PHONY: setup lab
 setup: $(STAMP)
-$(STAMP): pyproject.toml
+# The stack from the lock alone (every transitive dependency pinned, with hashes), then the helpers without
+# dependencies or build isolation (built with the locked setuptools).
+$(STAMP): pyproject.toml requirements-student.lock
 \t@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-\t$(BIN)/python -m pip install --quiet --disable-pip-version-check -e .
+\t$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements-student.lock
+\t$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 \t@for ext in assignment_list validate_assignment; do \\
 \t  $(BIN)/jupyter server extension enable --sys-prefix nbgrader.server_extensions.$$ext >/dev/null 2>&1; done
 \t@$(BIN)/jupyter labextension enable @jupyter/nbgrader >/dev/null 2>&1 || true
@@ -82,8 +88,9 @@ lab: setup
 """
 
 STUDENT_POSTBUILD = """#!/usr/bin/env bash
-# Binder, after environment.yml: install the course helpers, switch nbgrader's student extensions on, and make
-# the student's copy (my_work/, with the landing page) that the badge's urlpath opens.
+# Binder, after environment.yml (which installs requirements-binder.lock): install the course helpers, switch
+# nbgrader's student extensions on, and make the student's copy (my_work/, with the landing page) that the badge's
+# urlpath opens.
 set -euo pipefail
 pip install --no-deps -e .
 for ext in assignment_list validate_assignment; do
@@ -96,6 +103,52 @@ cp -r .student/jupyter/. "${HOME}/.jupyter/"
 """
 
 GITIGNORE = ".venv/\n__pycache__/\n*.pyc\n.ipynb_checkpoints/\n*.egg-info/\nmy_work/\n.student/\n.exchange/\n.progress/\n"
+
+
+# The locks (``make lock``): the student lock is pip-compile's, from pyproject.toml without extras; Binder's is
+# written from it by :func:`binder_lock`.
+STUDENT_LOCK = "requirements-student.lock"
+BINDER_LOCK = "requirements-binder.lock"
+CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+# What only torch's CUDA build needs (torch's own metadata asks for them on Linux only): not on Binder.
+CUDA_ONLY = re.compile(r"^(nvidia-[a-z0-9-]+|cuda-[a-z0-9-]+|triton)$")
+_PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;\\]+)")
+
+BINDER_LOCK_HEADER = f"""# Binder's lock: environment.yml installs it (pip, with the PyTorch CPU index {CPU_INDEX}).
+# Written by `make lock` from {STUDENT_LOCK} (course/grading/publish.py, binder_lock), never by hand:
+# the same versions, without the packages only torch's CUDA build needs (nvidia-*, cuda-*, triton), and torch and
+# torchvision as the +cpu builds of the same releases (no CUDA libraries: a small image). No hashes: pip checks
+# hashes only when every line has them, and the +cpu wheels are other files than the ones the student lock hashes.
+"""
+
+
+def lock_pins(text: str) -> dict[str, str]:
+    """``{normalized name: version}`` of the ``name==version`` lines of a requirements or lock file."""
+    pins = {}
+    for line in text.splitlines():
+        m = _PIN.match(line)
+        if m:
+            pins[re.sub(r"[-_.]+", "-", m.group(1)).lower()] = m.group(2)
+    return pins
+
+
+def binder_lock(student_lock: str) -> str:
+    """Binder's lock from the student lock's text: its pins, CPU-only (see ``BINDER_LOCK_HEADER``)."""
+    lines = []
+    for name, version in sorted(lock_pins(student_lock).items()):
+        if CUDA_ONLY.match(name):
+            continue
+        if name in ("torch", "torchvision"):
+            version = version.split("+")[0] + "+cpu"
+        lines.append(f"{name}=={version}")
+    return BINDER_LOCK_HEADER + "\n".join(lines) + "\n"
+
+
+def write_binder_lock(root: Path = REPO) -> Path:
+    """Write ``requirements-binder.lock`` from ``requirements-student.lock`` (``make lock``); return its path."""
+    out = root / BINDER_LOCK
+    out.write_text(binder_lock((root / STUDENT_LOCK).read_text()))
+    return out
 
 
 PLACEHOLDER_REPO = "OWNER/REPO"
@@ -191,6 +244,8 @@ def publish(dest: Path, root: Path = REPO, force: bool = False, repo: str | None
                     ignore=shutil.ignore_patterns("grading", "__pycache__", "*.pyc"))
     (dest / "pyproject.toml").write_text(student_pyproject((root / "pyproject.toml").read_text()))
     shutil.copy2(root / "environment.yml", dest / "environment.yml")
+    for lock_file in (STUDENT_LOCK, BINDER_LOCK):
+        shutil.copy2(root / lock_file, dest / lock_file)
     (dest / "postBuild").write_text(STUDENT_POSTBUILD)
     (dest / "postBuild").chmod(0o755)
     (dest / "Makefile").write_text(STUDENT_MAKEFILE)
@@ -287,7 +342,8 @@ def source_commit(root: Path = REPO) -> str:
     if head.returncode != 0:
         return "an instructor repository without git"
     dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--", "release", "course",
-                            "pyproject.toml", "environment.yml"], capture_output=True, text=True).stdout.strip()
+                            "pyproject.toml", "environment.yml", STUDENT_LOCK, BINDER_LOCK],
+                           capture_output=True, text=True).stdout.strip()
     return head.stdout.strip() + (" + uncommitted changes" if dirty else "")
 
 
@@ -315,10 +371,14 @@ def main(dest: Path, force: bool = False, repo: str | None = None) -> int:
     return 0
 
 
-if __name__ == "__main__":  # make publish DEST=... [REPO=owner/name] [FORCE=1]
+if __name__ == "__main__":  # make publish DEST=... [REPO=owner/name] [FORCE=1]; make lock: --binder-lock
     import argparse
 
-    ap = argparse.ArgumentParser(description="write and commit the student repository")
+    if sys.argv[1:] == ["--binder-lock"]:
+        print(f"wrote {write_binder_lock()}")
+        sys.exit(0)
+    ap = argparse.ArgumentParser(description="write and commit the student repository (--binder-lock alone: write "
+                                 f"{BINDER_LOCK} from {STUDENT_LOCK})")
     ap.add_argument("dest", type=Path)
     ap.add_argument("--force", action="store_true", help="replace DEST's files (its .git stays)")
     ap.add_argument("--repo", help="OWNER/NAME of the student repository on GitHub (the Binder badge)")
