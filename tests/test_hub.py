@@ -435,6 +435,19 @@ def _term(hub, browser):
         lab_ready(page, name)
     done()
 
+    # Each student's server runs under a process cap of its own (a fork bomb stops there).
+    from course.grading.hub import STUDENT_TASKS
+    for name in hub.students:
+        server = [pid for pid in processes_of({pwd.getpwnam(name).pw_uid})
+                  if b"jupyterhub.singleuser" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+        assert server, f"no server of {name}"
+        limits = Path(f"/proc/{server[0]}/limits").read_text()
+        assert re.search(rf"Max processes\s+{STUDENT_TASKS}\s+{STUDENT_TASKS}", limits), limits
+    # Every user's temporary folder is private in their home (no /tmp squatting: torch's compile cache).
+    for name in [inst, *hub.students]:
+        tmp = Path(pwd.getpwnam(name).pw_dir) / ".tmp"
+        assert tmp.is_dir() and tmp.stat().st_uid == pwd.getpwnam(name).pw_uid and tmp.stat().st_mode & 0o077 == 0
+        assert hub.env(name)["TORCHINDUCTOR_CACHE_DIR"].startswith(pwd.getpwnam(name).pw_dir)
     # Each student has the course's landing page (theirs, in their home), and lands on it.
     for name in hub.students:
         page = Path(pwd.getpwnam(name).pw_dir) / "index.ipynb"
@@ -542,8 +555,9 @@ def _term(hub, browser):
         seen = watcher.communicate(timeout=60)[0]
     print(out.stdout[-3000:])
     print("[watcher]", seen[-1500:])
+    # The grader's temporary files live in the instructor's home now (TMPDIR=~/.tmp); whatever of theirs is in
+    # /tmp all the same, the watcher could neither list nor read.
     assert "WATCHED" in seen and "READ" not in seen and "LISTED" not in seen, seen[-3000:]
-    assert int(re.search(r"WATCHED (\d+)", seen).group(1)) > 0, "the watcher never saw the grader's scratch"
     report = json.loads((hub.course / ".judge" / "reports" / CHAPTER / f"{hub.students[0]}.json").read_text())
     assert not any("tamper" in str(f) for f in report.get("flags", [])), report.get("flags")
     done()
@@ -742,6 +756,9 @@ def test_users_python_runs_the_course_packages_as_another_user(users_python):
     assert "0.9.6" in out.stdout
     nbgrader = Path(bindir) / "nbgrader"
     assert nbgrader.read_text().startswith(f"#!{py}\n"), "console scripts must start the users' interpreter"
+    headers = subprocess.run([py, "-c", "import sysconfig, os; print(os.path.isfile(os.path.join("
+                              "sysconfig.get_paths()['include'], 'Python.h')))"], capture_output=True, text=True)
+    assert headers.stdout.strip() == "True", "torch.compile on the CPU needs Python.h in the users' interpreter"
     lab_static = Path(py).parent.parent / "share" / "jupyter" / "lab" / "static"
     assert lab_static.is_dir(), "JupyterLab's assets must be found from the users' interpreter"
 
@@ -772,7 +789,9 @@ def test_hub_configuration_is_loopback_pam_and_per_role(srv_dir):
     assert student.environment["JUPYTER_CONFIG_PATH"] == str(s.student_config) and student.notebook_dir == "~"
     assert instructor.environment["JUPYTER_CONFIG_PATH"] == str(s.instructor_config)
     assert instructor.notebook_dir == s.course
-    assert student.environment["PATH"].startswith("/x/bin:") and student.cmd[0] == "/x/bin/python"
+    assert student.environment["PATH"].startswith("/x/bin:")
+    assert student.cmd == ["prlimit", f"--nproc={H.STUDENT_TASKS}", "--core=0", "--", "/x/bin/python", "-m",
+                           "jupyterhub.singleuser"], student.cmd
     assert instructor.environment["PATH"].startswith("/y/bin:")
     # The instructor's server (and so its kernels and terminals) makes private files: umask 077, then the server.
     assert instructor.cmd[:3] == ["/bin/sh", "-c", 'umask 077 && exec "$@"'], instructor.cmd
@@ -948,6 +967,16 @@ def test_inbound_gets_a_filesystem_of_its_own(srv_dir):
                               "256M", str(inbound / "big")], capture_output=True, text=True)
         assert big.returncode != 0 and "No space left" in big.stderr, big
         assert "already" in H.mount_inbound(inbound, srv_dir / "inbound.ext4", 64 * 1024**2, *H.ids("nobody"))
+        # A link where inbound/ should be is refused (the mount goes through a descriptor opened without
+        # following links, so no swap after the check can redirect it either).
+        target = srv_dir / "target"
+        target.mkdir(mode=0o700)
+        other = srv_dir / "other"
+        other.mkdir()
+        (other / "inbound").symlink_to(target)
+        with pytest.raises(OSError):
+            H.mount_inbound(other / "inbound", srv_dir / "other.ext4", 64 * 1024**2, *H.ids("nobody"))
+        assert not H.is_mount_point(target) and target.stat().st_mode & 0o7777 == 0o700
     finally:
         unmount_under(srv_dir)
 
@@ -977,11 +1006,34 @@ def test_inbound_guard_keeps_each_submission_under_its_limit(srv_dir):
     (inbound / "link").symlink_to(srv_dir)
     old = submission("carol+01+2026-12-04 09:00:00.000000 UTC+old", "bin", size=2 << 20, age=100)
     new = submission("carol+01+2026-12-04 10:00:00.000000 UTC+new", "bin", size=2 << 20)
+    # A folder nested far deeper than Python's recursion limit (it killed the first guard), and a student who
+    # spreads entries over many small submissions (inodes run out before bytes do).
+    deep = inbound / "dave+01+2026-12-04 10:00:00.000000 UTC+deep"
+    fd = os.open(inbound, os.O_RDONLY)
+    os.mkdir(deep.name, dir_fd=fd)
+    level = os.open(deep.name, os.O_RDONLY, dir_fd=fd)
+    os.close(fd)
+    for _ in range(1100):
+        os.mkdir("d", dir_fd=level)
+        nxt = os.open("d", os.O_RDONLY, dir_fd=level)
+        os.close(level)
+        level = nxt
+    os.close(level)
+    for i in range(4):
+        submission(f"erin+01+2026-12-04 10:00:0{i}.000000 UTC+s{i}", "games", entries=40, age=10 - i)
+    bad_name = os.fsencode("frank+01+x") + b"\xff"
+    os.mkdir(os.path.join(os.fsencode(inbound), bad_name))
+    (honest / "x.ipynb").chmod(0o666)
+    honest.chmod(0o777)
     removed = H.guard_inbound_once(inbound, per_submission=2_500_000, per_student=3_000_000, entries=50,
-                                   log=lambda m: None)
-    assert len(removed) == 5, removed
-    assert sorted(p.name for p in inbound.iterdir()) == sorted([honest.name, new.name]), list(inbound.iterdir())
-    assert srv_dir.is_dir() and not old.exists()
+                                   student_entries=100, log=lambda m: None)
+    assert len(removed) == 8, removed
+    assert sorted(p.name for p in inbound.iterdir()) == sorted(
+        [honest.name, new.name, os.fsdecode(bad_name), "erin+01+2026-12-04 10:00:02.000000 UTC+s2",
+         "erin+01+2026-12-04 10:00:03.000000 UTC+s3"]), list(inbound.iterdir())
+    assert srv_dir.is_dir() and not old.exists() and not deep.exists()
+    assert honest.stat().st_mode & 0o777 == 0o755 and (honest / "x.ipynb").stat().st_mode & 0o777 == 0o644, \
+        "a submission loses its write bits for others"
 
 
 def test_the_landing_page_is_written_as_no_link_a_student_planted(srv_dir):
@@ -1002,3 +1054,19 @@ def test_the_landing_page_is_written_as_no_link_a_student_planted(srv_dir):
     (home / "index.ipynb").write_text("the student's own")
     assert H.give_landing_page(page, "nobody", str(home)) is False, "a student's own file is never replaced"
     assert (home / "index.ipynb").read_text() == "the student's own"
+
+
+def test_a_private_tmp_is_made_as_no_link_a_student_planted(srv_dir):
+    from course.grading import hub as H
+    home = srv_dir / "home"
+    home.mkdir()
+    _owned_by(home, "nobody")
+    victim = srv_dir / "victim"
+    victim.mkdir(mode=0o755)
+    (home / ".tmp").symlink_to(victim)
+    assert H.give_private_tmp("nobody", str(home)) is False
+    assert victim.stat().st_uid == 0 and victim.stat().st_mode & 0o777 == 0o755
+    (home / ".tmp").unlink()
+    assert H.give_private_tmp("nobody", str(home)) is True
+    st = (home / ".tmp").stat()
+    assert st.st_uid == H.ids("nobody")[0] and st.st_mode & 0o777 == 0o700

@@ -130,7 +130,7 @@ def copy_interpreter(base: Path, dest: Path) -> Path:
     version = f"python{sys.version_info.major}.{sys.version_info.minor}"
     exe = dest / "bin" / version
     stamp = dest / ".copied-from"
-    if exe.exists() and stamp.is_file() and stamp.read_text() == f"{base} {sys.version}":
+    if exe.exists() and stamp.is_file() and stamp.read_text() == f"{base} {sys.version} with headers":
         return exe
     shutil.rmtree(dest, ignore_errors=True)
     (dest / "bin").mkdir(parents=True)
@@ -152,7 +152,10 @@ def copy_interpreter(base: Path, dest: Path) -> Path:
     shutil.copytree(base / "lib" / version, dest / "lib" / version, symlinks=True,
                     ignore=lambda d, names: [n for n in names if n in _NOT_COPIED or n.startswith("config-")])
     (dest / "lib" / version / "site-packages").mkdir()
-    stamp.write_text(f"{base} {sys.version}")
+    # The C headers (about 1 MB): torch.compile on the CPU builds its kernels against Python.h.
+    if (base / "include").is_dir():
+        shutil.copytree(base / "include", dest / "include", symlinks=True)
+    stamp.write_text(f"{base} {sys.version} with headers")
     return exe
 
 
@@ -427,11 +430,32 @@ def mount_inbound(inbound: Path, image: Path, size: int, uid: int, gid: int) -> 
         fd = os.open(image, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         os.ftruncate(fd, size)
         os.close(fd)
-        subprocess.run(["mkfs.ext4", "-q", "-F", "-m", "0", "-E", "root_owner=0:0", str(image)], check=True,
-                       capture_output=True)
-    subprocess.run(["mount", "-o", "loop,nosuid,nodev,noexec", str(image), str(inbound)], check=True,
-                   capture_output=True)
-    fd = _open_nofollow(str(inbound))
+        # One inode per 4 KiB (four times ext4's default): the guard caps entries per student, and the
+        # filesystem has room for many students' caps.
+        subprocess.run(["mkfs.ext4", "-q", "-F", "-m", "0", "-i", "4096", "-E", "root_owner=0:0", str(image)],
+                       check=True, capture_output=True)
+    # Mount on the folder root opened without following a link (its /proc/self/fd path, not canonicalised), so
+    # nobody can swap inbound/ for a link between the check and the mount; then set the new root's owner and
+    # mode through that same path (which now leads into the mounted filesystem).
+    # The new root is then reached from the parent's descriptor (a lookup crosses into the mount; a mount point
+    # cannot be renamed away) and checked to be the new filesystem before its owner and mode are set.
+    parent = _open_nofollow(str(inbound.parent))
+    try:
+        below = _open_nofollow(inbound.name, parent)
+        try:
+            st = os.fstat(below)
+            if st.st_uid not in (0, uid):
+                raise SystemExit(f"{inbound} belongs to uid {st.st_uid}, not to root or the instructor")
+            subprocess.run(["mount", "--no-canonicalize", "-o", "loop,nosuid,nodev,noexec", str(image),
+                            f"/proc/self/fd/{below}"], check=True, capture_output=True, pass_fds=(below,))
+        finally:
+            os.close(below)
+        fd = _open_nofollow(inbound.name, parent)
+        if os.fstat(fd).st_dev == os.fstat(parent).st_dev:
+            os.close(fd)
+            raise SystemExit(f"{inbound}: the new filesystem is not where it was mounted")
+    finally:
+        os.close(parent)
     try:
         try:
             os.rmdir("lost+found", dir_fd=fd)
@@ -444,57 +468,98 @@ def mount_inbound(inbound: Path, image: Path, size: int, uid: int, gid: int) -> 
     return f"{inbound}: a filesystem of its own ({size // 1024**2} MiB, {image})"
 
 
-def _usage(dir_fd: int, name: str) -> tuple[int, int]:
+def _usage(dir_fd: int, name: str, limit: int, max_depth: int = 32) -> tuple[int, int]:
     """Bytes really allocated (``st_blocks``: a sparse or ``fallocate``d file counts for what it holds) and
-    entries under ``name``, without following a link."""
-    st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-    total, count = st.st_blocks * 512, 1
-    if stat.S_ISDIR(st.st_mode):
+    entries under ``name``, walked without recursion and without following a link; past ``limit`` entries or
+    ``max_depth`` folders deep the count is ``limit + 1`` (over). One descriptor per folder level is open at a
+    time. On the way every entry loses its write bits for group and others (nbgrader leaves a submission
+    folder ``0777``: anyone who learned its name could change it)."""
+    total = count = 0
+
+    def visit(parent: int, entry: str) -> int | None:
+        """Count ``entry``; return an open descriptor if it is a folder."""
+        nonlocal total, count
         try:
-            fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dir_fd)
+            st = os.stat(entry, dir_fd=parent, follow_symlinks=False)
         except OSError:
-            return total, count
+            return None
+        total, count = total + st.st_blocks * 512, count + 1
+        if not (stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode)):
+            return None
+        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | (os.O_DIRECTORY if stat.S_ISDIR(st.st_mode) else 0)
         try:
-            for child in os.listdir(fd):
-                b, n = _usage(fd, child)
-                total, count = total + b, count + n
-                if count > 10 * SUBMISSION_ENTRIES:
-                    break
-        finally:
+            fd = os.open(entry, flags, dir_fd=parent)
+        except OSError:
+            return None
+        if stat.S_IMODE(st.st_mode) & 0o022:
+            os.fchmod(fd, stat.S_IMODE(st.st_mode) & ~0o022)
+        if stat.S_ISDIR(st.st_mode):
+            return fd
+        os.close(fd)
+        return None
+
+    top = visit(dir_fd, name)
+    stack = [] if top is None else [(top, iter(os.listdir(top)))]
+    try:
+        while stack:
+            if count > limit or len(stack) > max_depth:
+                return total, limit + 1
+            fd, names = stack[-1]
+            entry = next(names, None)
+            if entry is None:
+                os.close(fd)
+                stack.pop()
+                continue
+            child = visit(fd, entry)
+            if child is not None:
+                stack.append((child, iter(os.listdir(child))))
+    finally:
+        for fd, _ in stack:
             os.close(fd)
     return total, count
 
 
+def _remove(dir_fd: int, name: str) -> None:
+    """``rm -rf`` of ``name`` in the folder ``dir_fd``: GNU rm walks any depth without recursion in Python and
+    follows no link (it removes a link, never what it points to); run from that folder's descriptor."""
+    subprocess.run(["rm", "-rf", "--one-file-system", "--", name], cwd=f"/proc/self/fd/{dir_fd}",
+                   pass_fds=(dir_fd,), check=True, capture_output=True)
+
+
 def guard_inbound_once(inbound: Path, per_submission: int = SUBMISSION_BYTES, per_student: int = STUDENT_BYTES,
-                       entries: int = SUBMISSION_ENTRIES, log=print) -> list[str]:
+                       entries: int = SUBMISSION_ENTRIES, student_entries: int = 2 * SUBMISSION_ENTRIES,
+                       log=print) -> list[str]:
     """Remove from ``inbound/`` what no submission may be: anything but a folder, a submission over
-    ``per_submission`` bytes or ``entries`` entries, and a student's oldest submissions past ``per_student`` in
-    all. Root removes through descriptors (``shutil.rmtree`` follows no link). Returns what was removed."""
+    ``per_submission`` bytes or ``entries`` entries, and a student's oldest submissions past ``per_student``
+    bytes or ``student_entries`` entries in all (bytes or inodes: either runs out). Root removes through
+    descriptors (``shutil.rmtree`` follows no link). Returns what was removed."""
     removed = []
     fd = _open_nofollow(str(inbound))
     try:
-        by_owner: dict[int, list[tuple[float, str, int]]] = {}
+        by_owner: dict[int, list[tuple[float, str, int, int]]] = {}
         for name in os.listdir(fd):
             st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            shown = ascii(name)[1:-1]
             if not stat.S_ISDIR(st.st_mode):
                 os.unlink(name, dir_fd=fd)
-                removed.append(f"{name}: not a folder")
+                removed.append(f"{shown}: not a folder")
                 continue
-            size, count = _usage(fd, name)
+            size, count = _usage(fd, name, entries)
             if size > per_submission or count > entries:
-                shutil.rmtree(name, dir_fd=fd)
-                removed.append(f"{name}: {size // 1024**2} MiB in {count} entries, over the limit of "
+                _remove(fd, name)
+                removed.append(f"{shown}: {size // 1024**2} MiB in {count} entries or more, over the limit of "
                                f"{per_submission // 1024**2} MiB and {entries} entries per submission")
                 continue
-            by_owner.setdefault(st.st_uid, []).append((st.st_mtime, name, size))
+            by_owner.setdefault(st.st_uid, []).append((st.st_mtime, name, size, count))
         for uid, subs in by_owner.items():
-            total = sum(size for _, _, size in subs)
-            for _, name, size in sorted(subs):  # oldest first: the newest submission is the one that counts
-                if total <= per_student:
+            total, files = sum(s[2] for s in subs), sum(s[3] for s in subs)
+            for _, name, size, count in sorted(subs):  # oldest first: the newest submission is the one that counts
+                if total <= per_student and files <= student_entries:
                     break
-                shutil.rmtree(name, dir_fd=fd)
-                total -= size
-                removed.append(f"{name}: uid {uid} holds over {per_student // 1024**2} MiB of submissions")
+                _remove(fd, name)
+                total, files = total - size, files - count
+                removed.append(f"{ascii(name)[1:-1]}: uid {uid} holds over {per_student // 1024**2} MiB or "
+                               f"{student_entries} entries of submissions")
     finally:
         os.close(fd)
     for line in removed:
@@ -503,14 +568,15 @@ def guard_inbound_once(inbound: Path, per_submission: int = SUBMISSION_BYTES, pe
 
 
 def guard_main(argv: list[str]) -> int:
-    """``--guard-inbound INBOUND``: the hub's service (root) that applies :func:`guard_inbound_once` every 0.5 s."""
+    """``--guard-inbound INBOUND``: the hub's service (root) that applies :func:`guard_inbound_once` every 0.5 s.
+    Nothing a student puts there stops it: any error is printed (as ASCII) and the next round goes on."""
     import time
     inbound = Path(argv[0])
     while True:
         try:
             guard_inbound_once(inbound, log=lambda m: print(m, flush=True))
-        except OSError as err:
-            print(f"inbound guard: {type(err).__name__}: {err}", flush=True)
+        except Exception as err:  # noqa: BLE001 - the guard must outlive whatever a student builds
+            print(f"inbound guard: {type(err).__name__}: {ascii(str(err))[:300]}", flush=True)
         time.sleep(0.5)
 
 
@@ -692,6 +758,12 @@ def user_env(s: HubSettings, name: str) -> dict[str, str]:
     env = {"PATH": f"{bindir}:/usr/local/bin:/usr/bin:/bin", "HOME": home, "SHELL": "/bin/bash",
            "JUPYTER_CONFIG_PATH": str(config), "HF_HUB_OFFLINE": "1", "LANG": "C.UTF-8",
            "COURSE_EXCHANGE": s.exchange, **s.extra_env}
+    # Every user's temporary files and compile caches live in their own home, never in the shared /tmp: a
+    # classmate could squat /tmp/torchinductor_<user> (torch makes it with exist_ok and never checks its owner)
+    # and have their code run as whoever compiles next. The hub makes ~/.tmp at each spawn (give_private_tmp).
+    env.update({"TMPDIR": str(Path(home) / ".tmp"),
+                "TORCHINDUCTOR_CACHE_DIR": str(Path(home) / ".cache" / "torchinductor"),
+                "TRITON_CACHE_DIR": str(Path(home) / ".cache" / "triton")})
     if name == s.instructor:
         env["COURSE_HUB_COURSE"] = s.course  # the course whose modes every grading command checks at its end
     else:
@@ -728,10 +800,15 @@ def configure(c, s: HubSettings) -> None:
     def pre_spawn(spawner) -> None:
         name = spawner.user.name
         spawner.environment.update(user_env(s, name))
+        give_private_tmp(name)
         spawner.notebook_dir = s.course if name == s.instructor else "~"
         if name != s.instructor:
             give_landing_page(Path(s.state) / "student-lib" / "index.ipynb", name)
             spawner.default_url = LANDING_URL
+            # A student's server and everything it starts: at most STUDENT_TASKS processes and threads for that
+            # user (a fork bomb stops there, not at the machine's limit), no core files.
+            spawner.cmd = ["prlimit", f"--nproc={STUDENT_TASKS}", "--core=0", "--", s.python, "-m",
+                           "jupyterhub.singleuser"]
         if name == s.instructor:
             # Files the instructor's server, kernels and terminals make are private by default (umask 077).
             python = s.instructor_python or s.python
@@ -754,6 +831,9 @@ def course_warnings(course: Path, instructor: str) -> list[str]:
 
 
 LANDING_URL = "/lab/tree/index.ipynb"
+#: RLIMIT_NPROC of a student's server (counted per user, threads included): a kernel with torch's thread pools,
+#: DataLoader workers and a few DDP ranks stays far below it.
+STUDENT_TASKS = 2048
 
 
 def give_landing_page(page: Path, name: str, home_dir: str | None = None) -> bool:
@@ -778,6 +858,36 @@ def give_landing_page(page: Path, name: str, home_dir: str | None = None) -> boo
         finally:
             os.close(fd)
         return True
+    finally:
+        os.close(home)
+
+
+def give_private_tmp(name: str, home_dir: str | None = None) -> bool:
+    """Make ``~/.tmp`` (``0700``, the user's) for user ``name`` if it is not there, through the home's descriptor
+    (``mkdirat``, then ``O_NOFOLLOW``): their ``TMPDIR``. Returns whether it is there now."""
+    entry = pwd.getpwnam(name)
+    try:
+        home = _open_nofollow(home_dir or entry.pw_dir)
+    except OSError:
+        return False
+    try:
+        if os.fstat(home).st_uid != entry.pw_uid:
+            return False
+        try:
+            os.mkdir(".tmp", 0o700, dir_fd=home)
+            made = True
+        except FileExistsError:
+            made = False
+        try:
+            fd = _open_nofollow(".tmp", home)
+        except OSError:
+            return False  # the user's own link or file: theirs to mend
+        try:
+            if made:
+                os.fchown(fd, entry.pw_uid, entry.pw_gid)
+            return os.fstat(fd).st_uid == entry.pw_uid
+        finally:
+            os.close(fd)
     finally:
         os.close(home)
 
