@@ -105,8 +105,8 @@ cp -r .student/jupyter/. "${HOME}/.jupyter/"
 GITIGNORE = ".venv/\n__pycache__/\n*.pyc\n.ipynb_checkpoints/\n*.egg-info/\nmy_work/\n.student/\n.exchange/\n.progress/\n"
 
 
-# The locks (``make lock``): the student lock is pip-compile's, from pyproject.toml without extras; Binder's is
-# written from it by :func:`binder_lock`.
+# The locks (``make lock``): the student lock is uv's universal one (every platform, markers included), from
+# pyproject.toml without extras; Binder's is written from it by :func:`binder_lock`.
 STUDENT_LOCK = "requirements-student.lock"
 BINDER_LOCK = "requirements-binder.lock"
 CPU_INDEX = "https://download.pytorch.org/whl/cpu"
@@ -132,15 +132,28 @@ def lock_pins(text: str) -> dict[str, str]:
     return pins
 
 
+def lock_markers(text: str) -> dict[str, str]:
+    """``{normalized name: environment marker}`` of the ``name==version ; marker`` lines of a universal lock."""
+    markers = {}
+    for line in text.splitlines():
+        m = _PIN.match(line)
+        if m and ";" in line:
+            marker = line.split(";", 1)[1].rstrip(" \\").strip()
+            markers[re.sub(r"[-_.]+", "-", m.group(1)).lower()] = marker
+    return markers
+
+
 def binder_lock(student_lock: str) -> str:
-    """Binder's lock from the student lock's text: its pins, CPU-only (see ``BINDER_LOCK_HEADER``)."""
-    lines = []
+    """Binder's lock from the student lock's text: its pins, CPU-only (see ``BINDER_LOCK_HEADER``). The student
+    lock is universal: a line's environment marker (``appnope==... ; sys_platform == 'darwin'``) is kept, so pip on
+    Binder's Linux skips what only macOS or Windows installs."""
+    lines, markers = [], lock_markers(student_lock)
     for name, version in sorted(lock_pins(student_lock).items()):
         if CUDA_ONLY.match(name):
             continue
         if name in ("torch", "torchvision"):
             version = version.split("+")[0] + "+cpu"
-        lines.append(f"{name}=={version}")
+        lines.append(f"{name}=={version}" + (f" ; {markers[name]}" if name in markers else ""))
     return BINDER_LOCK_HEADER + "\n".join(lines) + "\n"
 
 
