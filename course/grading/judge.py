@@ -86,6 +86,9 @@ class Probe:
     source: str
     check: Callable | None = None
     seconds: float | None = None  # a time limit of its own (a probe that compiles), else the grader's probe_seconds
+    #: dict keys (at any depth) whose values the structure check leaves to the verdict: diagnostics whose form
+    #: depends on the answer (the names of the collectives a student's code issued), never the answer itself
+    free: tuple[str, ...] = ()
 
     def verdict(self, fn: Callable) -> Callable:
         """Decorator: register ``fn(got, ref)`` as this probe's verdict."""
@@ -117,9 +120,11 @@ class Judge:
     probes: dict[str, Probe] = field(default_factory=dict)
     shared_sources: list[str] = field(default_factory=list)
 
-    def probe(self, test: str, seconds: float | None = None) -> Callable[[Callable], Probe]:
+    def probe(self, test: str, seconds: float | None = None,
+              free: tuple[str, ...] = ()) -> Callable[[Callable], Probe]:
         """Decorator: register the probe of grade cell ``test`` (``seconds``: its own time limit, for a probe
-        that compiles; otherwise the grader's ``probe_seconds``)."""
+        that compiles; otherwise the grader's ``probe_seconds``; ``free``: record keys whose values the
+        structure check leaves to the verdict, see :class:`Probe`)."""
         def register(fn: Callable) -> Probe:
             if test in self.probes:
                 raise JudgeError(f"two probes for grade cell {test!r}")
@@ -127,7 +132,7 @@ class Judge:
             if code.co_freevars:
                 raise JudgeError(f"probe {fn.__name__} uses names from an enclosing function "
                                  f"({', '.join(code.co_freevars)}); probes run in the notebook's namespace")
-            p = Probe(test=test, fn=fn, source=_def_source(fn), seconds=seconds)
+            p = Probe(test=test, fn=fn, source=_def_source(fn), seconds=seconds, free=tuple(free))
             self.probes[test] = p
             return p
         return register
@@ -247,12 +252,15 @@ def _step(path: str, key) -> str:
     return f"{path}[{printable(text, 40)!r}]" if re.fullmatch(r"[\w .()+-]{1,40}", str(text)) else f"{path}[...]"
 
 
-def structure_problem(got, ref) -> str:
+def structure_problem(got, ref, free: tuple[str, ...] = ()) -> str:
     """Why ``got`` does not have the structure of ``ref`` ("" if it does), checked before any verdict counts.
 
     Containers must match all the way down: a dict has the reference's keys (no more, no fewer), a list or
     tuple (either, where the reference has one) its length, a set its size; a tensor or NumPy array has the
-    reference's shape; where the reference holds a plain value, no container stands in. Leaves are otherwise
+    reference's number of dimensions and is empty only where the reference's is (its exact shape is the
+    verdict's to judge: a wrong shape is a wrong value, and a test of something else in the same record, the
+    labels beside the images, must not fail for it); where the reference holds a plain value, no container
+    stands in. Leaves are otherwise
     left to the verdict (an ``int`` for a ``float``, a tensor's dtype): it compares values and says what it
     expected. So a forged recorder that answers ``[]``, ``{}`` or truncated lists fails every test, even one
     whose verdict only loops over ``zip(got, ref)``.
@@ -276,7 +284,7 @@ def structure_problem(got, ref) -> str:
                 extra = sum(1 for k in g if k not in r)
                 return (f"{path}: a dict without the keys the grader expected ({missing} missing, {extra} "
                         f"unexpected)")
-            todo.extend((g[k], r[k], _step(path, k)) for k in r)
+            todo.extend((g[k], r[k], _step(path, k)) for k in r if k not in free)
         elif tr in (list, tuple):
             if tg not in (list, tuple):
                 return f"{path}: expected a {tr.__name__} of {len(r)} items, got {_kind(g)}"
@@ -290,11 +298,12 @@ def structure_problem(got, ref) -> str:
             if tg is not torch.Tensor:
                 if tg in _CONTAINERS:
                     return f"{path}: expected a tensor, got {_kind(g)}"
-            elif tuple(g.shape) != tuple(r.shape):
-                return f"{path}: expected a tensor of shape {tuple(r.shape)}, got shape {tuple(g.shape)}"
+            elif g.dim() != r.dim() or (g.numel() == 0) != (r.numel() == 0):
+                return f"{path}: expected a tensor of {r.dim()} dimension(s){'' if r.numel() else ', empty'}, " \
+                       f"got shape {tuple(g.shape)}"
         elif tr is np.ndarray:
-            if tg is np.ndarray and g.shape != r.shape:
-                return f"{path}: expected an array of shape {r.shape}, got shape {g.shape}"
+            if tg is np.ndarray and (g.ndim != r.ndim or (g.size == 0) != (r.size == 0)):
+                return f"{path}: expected an array of {r.ndim} dimension(s), got shape {g.shape}"
             if tg in _CONTAINERS:
                 return f"{path}: expected an array, got {_kind(g)}"
         elif tg in _CONTAINERS:
@@ -381,7 +390,7 @@ def _decide(probe: Probe, got: dict | None, ref: dict) -> Verdict:
     # The structure first: an answer of another form never passes, whatever the verdict's loops make of it.
     # The verdict still runs on it, so that a wrong answer hears the verdict's own words (its hint), which
     # teach more than a description of the form.
-    shape = structure_problem(got.get("value"), ref.get("value"))
+    shape = structure_problem(got.get("value"), ref.get("value"), probe.free)
     form = (f"What your code returned does not have the form the exercise asks for ({shape}). "
             "Check the return type in the statement.") if shape else ""
     try:
