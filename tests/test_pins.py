@@ -206,6 +206,13 @@ def test_make_setup_and_the_student_makefile_install_from_the_locks():
 
 def test_this_venv_is_the_lock():
     """What every test here ran with is exactly the lock (the course's own package aside)."""
-    installed = {norm(d.metadata["Name"]): d.version for d in md.distributions() if d.metadata["Name"]}
+    # The venv's own site-packages only: setuptools puts its vendored copies (importlib_metadata, packaging,
+    # platformdirs, zipp) on sys.path once something imports it, and their older dist-info would be read first.
+    import sysconfig
+    site = sysconfig.get_paths()["purelib"]
+    installed = {}
+    for d in md.distributions(path=[site]):
+        if d.metadata["Name"]:
+            installed.setdefault(norm(d.metadata["Name"]), d.version)
     wrong = {n: (v, installed.get(n)) for n, v in lock("requirements.lock").items() if installed.get(n) != v}
     assert not wrong, f"installed versions differ from requirements.lock (locked, installed): {wrong}"
