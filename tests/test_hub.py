@@ -718,7 +718,9 @@ def srv_dir():
     d = Path(tempfile.mkdtemp(prefix="pt-hub-unit-", dir="/srv"))
     d.chmod(0o755)
     yield d
+    unmount_under(d)  # what the hub mounted there (inbound/'s filesystem, by --prepare-only too)
     shutil.rmtree(d, ignore_errors=True)
+    assert not d.exists(), f"{d} left behind"
 
 
 def test_exchange_gets_nbgraders_modes_and_the_instructor_owns_the_course(srv_dir):
