@@ -86,8 +86,9 @@ class Probe:
     source: str
     check: Callable | None = None
     seconds: float | None = None  # a time limit of its own (a probe that compiles), else the grader's probe_seconds
-    #: dict keys (at any depth) whose values the structure check leaves to the verdict: diagnostics whose form
-    #: depends on the answer (the names of the collectives a student's code issued), never the answer itself
+    #: dict keys (at any depth) the structure check leaves to the verdict (whether present, and their values):
+    #: diagnostics whose form depends on the answer (the names of the collectives a student's code issued), or
+    #: what a reference run leaves out (Chapter 3's package probe skips the compile there)
     free: tuple[str, ...] = ()
 
     def verdict(self, fn: Callable) -> Callable:
@@ -279,7 +280,7 @@ def structure_problem(got, ref, free: tuple[str, ...] = ()) -> str:
         if tr is dict:
             if tg is not dict:
                 return f"{path}: expected a dict, got {_kind(g)}"
-            if set(g) != set(r):
+            if set(g) - set(free) != set(r) - set(free):
                 missing = sum(1 for k in r if k not in g)
                 extra = sum(1 for k in g if k not in r)
                 return (f"{path}: a dict without the keys the grader expected ({missing} missing, {extra} "

@@ -817,7 +817,10 @@ def _(got, ref):
                       hint="the program shares the model's weights (section 6.2.1): export a deep copy")
 
 
-@judge.probe("test_serving_package", seconds=240)   # an AOTInductor compile: seconds, not milliseconds
+# The reference run of a grading skips the compile (below): its record holds want, top, moved and call only, so
+# the structure check leaves every other key, and call, to the verdict.
+@judge.probe("test_serving_package", seconds=240,   # an AOTInductor compile: seconds, not milliseconds
+             free=("call", "type", "is_package", "new", "file", "from_file", "after"))
 def probe_serving_package(seed):
     import os as _os
     import tempfile as _tempfile
