@@ -196,7 +196,9 @@ def postgres(tmp_path_factory):
     if bindir is None:
         pytest.skip("PostgreSQL is not installed (apt-get install postgresql)")
     import tempfile
-    base = Path(tempfile.mkdtemp(prefix="course-pg-"))  # not under pytest's 0700 folders: postgres must reach it
+    # In /tmp itself: not under pytest's 0700 folders, nor the grader's private TMPDIR (a grading earlier in this
+    # process moved tempfile's folder there): the postgres user must reach it.
+    base = Path(tempfile.mkdtemp(prefix="course-pg-", dir="/tmp"))
     os.chmod(base, 0o755)
     data = base / "data"
     sockdir = base / "sock"
