@@ -8,7 +8,6 @@ when another program (Formgrader) runs it, first moves its temporary folder into
 """
 from __future__ import annotations
 
-import atexit
 import os
 import shutil
 import tempfile
@@ -27,5 +26,8 @@ def private_tmpdir() -> str:
                 return current
     base = tempfile.mkdtemp(prefix=PREFIX)
     os.environ["TMPDIR"] = tempfile.tempdir = base
-    atexit.register(shutil.rmtree, base, True)
+    # Removed at exit, after multiprocessing's own clean-up of the folders it made inside (its finalizers run at
+    # exit priority -100; a plain atexit handler, registered later, would run first and leave it nothing to find).
+    import multiprocessing.util as mp_util
+    mp_util.Finalize(None, shutil.rmtree, args=(base, True), exitpriority=-101)
     return base
