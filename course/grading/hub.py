@@ -40,6 +40,7 @@ import socket
 import stat
 import subprocess
 import sys
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -836,17 +837,28 @@ LANDING_URL = "/lab/tree/index.ipynb"
 STUDENT_TASKS = 2048
 
 
-def give_landing_page(page: Path, name: str, home_dir: str | None = None) -> bool:
-    """Put the course's landing page in user ``name``'s home, unless a file of that name is there already (theirs
-    is never replaced). Root writes it through the home's descriptor with ``O_EXCL | O_NOFOLLOW`` and gives it to
-    the user: no link a student planted is followed. Returns whether it was written."""
+@contextmanager
+def _own_home(name: str, home_dir: str | None = None):
+    """The user's home, opened without following a link and checked to be theirs: yields ``(descriptor, pwd
+    entry)``, or ``(None, entry)`` when it cannot be (no home, a link, someone else's folder)."""
     entry = pwd.getpwnam(name)
     try:
         home = _open_nofollow(home_dir or entry.pw_dir)
     except OSError:
-        return False
+        yield None, entry
+        return
     try:
-        if os.fstat(home).st_uid != entry.pw_uid:
+        yield (home if os.fstat(home).st_uid == entry.pw_uid else None), entry
+    finally:
+        os.close(home)
+
+
+def give_landing_page(page: Path, name: str, home_dir: str | None = None) -> bool:
+    """Put the course's landing page in user ``name``'s home, unless a file of that name is there already (theirs
+    is never replaced). Root writes it through the home's descriptor with ``O_EXCL | O_NOFOLLOW`` and gives it to
+    the user: no link a student planted is followed. Returns whether it was written."""
+    with _own_home(name, home_dir) as (home, entry):
+        if home is None:
             return False
         try:
             fd = os.open("index.ipynb", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=home)
@@ -858,20 +870,13 @@ def give_landing_page(page: Path, name: str, home_dir: str | None = None) -> boo
         finally:
             os.close(fd)
         return True
-    finally:
-        os.close(home)
 
 
 def give_private_tmp(name: str, home_dir: str | None = None) -> bool:
     """Make ``~/.tmp`` (``0700``, the user's) for user ``name`` if it is not there, through the home's descriptor
     (``mkdirat``, then ``O_NOFOLLOW``): their ``TMPDIR``. Returns whether it is there now."""
-    entry = pwd.getpwnam(name)
-    try:
-        home = _open_nofollow(home_dir or entry.pw_dir)
-    except OSError:
-        return False
-    try:
-        if os.fstat(home).st_uid != entry.pw_uid:
+    with _own_home(name, home_dir) as (home, entry):
+        if home is None:
             return False
         try:
             os.mkdir(".tmp", 0o700, dir_fd=home)
@@ -888,8 +893,6 @@ def give_private_tmp(name: str, home_dir: str | None = None) -> bool:
             return os.fstat(fd).st_uid == entry.pw_uid
         finally:
             os.close(fd)
-    finally:
-        os.close(home)
 
 
 def _private_as(name: str, path: Path) -> None:
