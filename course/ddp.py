@@ -1,7 +1,7 @@
 """Run a function on 2 (or more) ``gloo`` ranks on loopback, from a notebook, and clean up.
 
 :func:`launch` starts one process per rank, initialises a ``gloo`` process
-group on ``127.0.0.1`` with a free TCP port, calls ``fn(rank, world_size,
+group on loopback (the ranks meet through a file, not a port), calls ``fn(rank, world_size,
 *args)`` in each, and returns their results in rank order. It has a hard
 timeout, and a ``finally`` that terminates (then kills) every rank, so no
 process outlives the call: not on success, not when a rank raises, not when
@@ -150,10 +150,16 @@ def loopback_ifname() -> str:
 _loopback_ifname = loopback_ifname
 
 
-def _worker(rank: int, world_size: int, port: int, payload: bytes, conn: Any,
+def _worker(rank: int, world_size: int, store_path: str, payload: bytes, conn: Any,
             timeout_s: float, backend: str = "gloo", env: dict | None = None,
             pg_timeout: float | None = None, stderr_path: str | None = None) -> None:
-    """Run in each rank: init gloo, rebuild and call ``fn``, send ("ok", result) or ("err", traceback) back."""
+    """Run in each rank: init gloo, rebuild and call ``fn``, send ("ok", result) or ("err", traceback) back.
+
+    The ranks meet through a ``FileStore`` at ``store_path`` (a fresh file in the launch's private folder), not
+    a TCP port: a port picked by one launch can be taken by another (two notebooks, or parallel tests) before
+    rank 0 binds it, and a rank of one launch then joins another's group. If the process group cannot start,
+    the status is ("initerr", traceback): nothing of ``fn`` ran, so the parent may start the ranks again.
+    """
     if stderr_path:  # the parent shows this file's end if the rank dies without a result
         log = open(stderr_path, "w", buffering=1)  # noqa: SIM115  (open until the process ends)
         os.dup2(log.fileno(), 2)
@@ -165,8 +171,6 @@ def _worker(rank: int, world_size: int, port: int, payload: bytes, conn: Any,
         # torch reads this variable once, when torch.distributed is imported; the forkserver imported it
         # before this rank existed, so it must be told to read it again before its process group starts.
         dist.set_debug_level_from_env()
-    os.environ["MASTER_ADDR"] = "127.0.0.1"
-    os.environ["MASTER_PORT"] = str(port)
     os.environ.setdefault("GLOO_SOCKET_IFNAME", _loopback_ifname())
     torch.set_num_threads(1)  # 2 ranks on a small CPU: no oversubscription
     status, result = "err", "worker did not run"
@@ -174,12 +178,19 @@ def _worker(rank: int, world_size: int, port: int, payload: bytes, conn: Any,
         fn, args = cloudpickle.loads(payload)  # inside the try: a function that cannot be rebuilt is reported
         if backend == "nccl":
             torch.cuda.set_device(rank)
-        dist.init_process_group(backend, rank=rank, world_size=world_size,
-                                timeout=timedelta(seconds=pg_timeout if pg_timeout else max(5.0, timeout_s)))
+        try:
+            dist.init_process_group(backend, store=dist.FileStore(store_path, world_size), rank=rank,
+                                    world_size=world_size,
+                                    timeout=timedelta(seconds=pg_timeout if pg_timeout else max(5.0, timeout_s)))
+        except Exception:  # noqa: BLE001
+            status, result = "initerr", traceback.format_exc()
+            raise _InitFailed from None
         try:
             status, result = "ok", fn(rank, world_size, *args)
         finally:
             dist.destroy_process_group()
+    except _InitFailed:
+        pass
     except NotImplementedError as err:  # an exercise stub: the parent re-raises it as it is (see launch)
         status, result = "notimpl", str(err)
     except BaseException:  # noqa: BLE001  (everything goes back to the parent)
@@ -190,6 +201,10 @@ def _worker(rank: int, world_size: int, port: int, payload: bytes, conn: Any,
         data = pickle.dumps(("err", "result could not be pickled:\n" + traceback.format_exc()))
     conn.send_bytes(data)
     conn.close()
+
+
+class _InitFailed(Exception):
+    """The rank's process group did not start (its traceback is already in the status)."""
 
 
 def _stop(procs: list) -> None:
@@ -255,14 +270,14 @@ def launch(fn: Callable, world_size: int = 2, args: tuple = (), timeout: float =
     logdir = tempfile.mkdtemp(prefix="course-ddp-")
     last_error: Exception | None = None
     try:
-        for _attempt in range(2):  # a free port can be taken between free_port() and bind: retry once
-            port = free_port()
+        for _attempt in range(2):  # a process group that did not start (nothing of fn ran): start once more
+            store_path = os.path.join(logdir, f"store-try{_attempt}")
             procs, conns = [], []
             logs = [os.path.join(logdir, f"rank{rank}-try{_attempt}.stderr") for rank in range(world_size)]
             try:
                 for rank in range(world_size):
                     recv, send = ctx.Pipe(duplex=False)
-                    p = ctx.Process(target=_worker, args=(rank, world_size, port, payload, send, timeout, backend,
+                    p = ctx.Process(target=_worker, args=(rank, world_size, store_path, payload, send, timeout, backend,
                                                              env, pg_timeout, logs[rank]),
                                     daemon=True, name=f"course-ddp-rank{rank}")
                     with _main_not_rerun():
@@ -285,6 +300,8 @@ def launch(fn: Callable, world_size: int = 2, args: tuple = (), timeout: float =
                                 raise _died(r, procs[r], logs[r]) from None
                             if status == "notimpl":
                                 raise NotImplementedError(result)
+                            if status == "initerr":
+                                raise _InitFailed(f"rank {r} could not start its process group:\n{result}")
                             if status != "ok":
                                 raise RuntimeError(f"rank {r} failed:\n{result}")
                             results[r] = result
@@ -292,16 +309,14 @@ def launch(fn: Callable, world_size: int = 2, args: tuple = (), timeout: float =
                         elif not procs[r].is_alive() and not conns[r].poll(0):
                             raise _died(r, procs[r], logs[r])
                 return results
-            except RuntimeError as err:
-                if "Address already in use" in str(err) or "EADDRINUSE" in str(err):
-                    last_error = err
-                    continue
-                raise
+            except _InitFailed as err:
+                last_error = err
+                continue
             finally:
                 _stop(procs)
                 for c in conns:
                     c.close()
-        raise RuntimeError(f"could not find a free port: {last_error}")
+        raise RuntimeError(f"the ranks' process group did not start, twice. {last_error}")
     finally:
         import shutil
 
