@@ -288,8 +288,8 @@ def stop_workers(loader: DataLoader) -> None:
     """Stop a loader's persistent workers now, instead of whenever its iterator is garbage-collected.
 
     A loader with ``persistent_workers=True`` keeps its iterator (and its worker processes) alive as long as
-    the loader lives. Collected later, in a process forked in the meantime (a DDP rank started by
-    ``course.ddp.launch``), its ``__del__`` fails ("can only test a child process") and prints a traceback.
+    the loader lives. Collected later, in a process forked in the meantime (another loader's worker, or a
+    rank forked from a process that held the loader), its ``__del__`` fails ("can only test a child process") and prints a traceback.
     Does nothing for a loader without live workers.
     """
     iterator = getattr(loader, "_iterator", None)

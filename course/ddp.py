@@ -177,7 +177,7 @@ def _worker(rank: int, world_size: int, store_path: str, payload: bytes, conn: A
     try:
         fn, args = cloudpickle.loads(payload)  # inside the try: a function that cannot be rebuilt is reported
         if backend == "nccl":
-            torch.cuda.set_device(rank)
+            torch.cuda.set_device(rank % torch.cuda.device_count())
         try:
             dist.init_process_group(backend, store=dist.FileStore(store_path, world_size), rank=rank,
                                     world_size=world_size,
@@ -409,12 +409,12 @@ def syncbn_cuda_worker(rank: int, world_size: int, shards: list[torch.Tensor]) -
     import torch.nn as nn
     from torch.nn.parallel import DistributedDataParallel as DDP
 
-    dev = torch.device("cuda", rank)
+    dev = torch.device("cuda", rank % torch.cuda.device_count())  # rank r on GPU r (nccl: one rank per GPU)
     x = shards[rank].to(dev)
     c = x.shape[1]
     model = nn.Sequential(nn.BatchNorm1d(c, momentum=1.0)).to(dev)
     model = nn.SyncBatchNorm.convert_sync_batchnorm(model)  # the documented order: convert, then wrap
-    ddp = DDP(model, device_ids=[rank])
+    ddp = DDP(model, device_ids=[dev.index])
     ddp(x).sum().backward()
     return {"rank": rank, "n": int(x.shape[0]), "running_mean": ddp.module[0].running_mean.cpu()}
 
@@ -429,9 +429,9 @@ def syncbn_cuda_order_worker(rank: int, world_size: int, shards: list[torch.Tens
     import torch.nn as nn
     from torch.nn.parallel import DistributedDataParallel as DDP
 
-    dev = torch.device("cuda", rank)
+    dev = torch.device("cuda", rank % torch.cuda.device_count())  # rank r on GPU r (nccl: one rank per GPU)
     x = shards[rank].to(dev)
-    ddp = DDP(nn.Sequential(nn.BatchNorm1d(x.shape[1], momentum=1.0)).to(dev), device_ids=[rank])
+    ddp = DDP(nn.Sequential(nn.BatchNorm1d(x.shape[1], momentum=1.0)).to(dev), device_ids=[dev.index])
     ddp = nn.SyncBatchNorm.convert_sync_batchnorm(ddp)  # after wrapping: DDP's own check never saw it
     ddp(x).sum().backward()
     return {"rank": rank, "n": int(x.shape[0]), "running_mean": ddp.module[0].running_mean.cpu(),

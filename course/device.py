@@ -7,7 +7,7 @@ nbgrader (``NBGRADER_EXECUTION`` is set) the smallest config is used.
 from __future__ import annotations
 
 import os
-from typing import Any, TypeVar
+from typing import Any, Iterable, TypeVar
 
 import torch
 
@@ -88,10 +88,26 @@ def describe(config: Any = None, cpu_note: str = "small config",
     return line
 
 
+def versions(distributions: Iterable[str]) -> str:
+    """``"torchvision 0.29.1, Pillow 12.0.0"``: the installed version of each distribution (``not installed``)."""
+    from importlib import metadata
+
+    parts = []
+    for name in distributions:
+        try:
+            parts.append(f"{name} {metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            parts.append(f"{name} not installed")
+    return ", ".join(parts)
+
+
 def report(config: Any = None, cpu_note: str = "small config",
-           cuda_note: str = "larger config") -> torch.device:
-    """Print :func:`describe` and the torch version; return the chosen device."""
+           cuda_note: str = "larger config", libraries: Iterable[str] = ()) -> torch.device:
+    """Print :func:`describe`, the torch version and each of ``libraries``' (distribution names, e.g.
+    ``("torchvision", "Pillow")``: what the chapter's numbers also depend on); return the chosen device."""
     dev = pick_device()
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} CPU threads")
+    libraries = tuple(libraries)
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} CPU threads"
+          + (f"; {versions(libraries)}" if libraries else ""))
     print(describe(config, cpu_note=cpu_note, cuda_note=cuda_note, device=dev))
     return dev

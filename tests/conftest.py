@@ -19,9 +19,10 @@ os.environ.pop("NBGRADER_EXECUTION", None)
 for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
-# course.ddp starts its ranks by fork (a notebook's functions cannot be pickled by reference), and torch refuses a
-# backward in a forked child once its parent has run one, which any earlier test in a pytest worker may have
-# done. So tests/test_ddp.py runs in a fresh process of its own (tests/test_ddp_process.py).
+# course.ddp starts its ranks from a forkserver or by spawn, never by fork (torch refuses a backward in a forked
+# child once its parent has run one). tests/test_ddp.py still runs in a fresh process of its own
+# (tests/test_ddp_process.py): its forkserver preloads course.ddp once, and a pytest worker's earlier tests
+# (COURSE_DDP_START_METHOD, a monkeypatched module) must not decide how its ranks start.
 collect_ignore = [] if os.environ.get("COURSE_DDP_PROCESS") else ["test_ddp.py"]
 
 CHAPTERS = sorted(p.name for p in (REPO / "source").iterdir() if p.is_dir() and not p.name.startswith("."))

@@ -51,6 +51,11 @@ def test_describe_and_report(monkeypatch, capsys):
     assert device.report() == torch.device("cpu")
     out = capsys.readouterr().out
     assert "torch" in out and "device: cpu" in out
+    device.report(libraries=("torchvision", "Pillow", "no-such-distribution-xyz"))
+    out = capsys.readouterr().out
+    from importlib.metadata import version
+    assert f"torchvision {version('torchvision')}" in out and f"Pillow {version('Pillow')}" in out
+    assert "no-such-distribution-xyz not installed" in out
     monkeypatch.delenv("COURSE_DEVICE")
     monkeypatch.delenv("NBGRADER_EXECUTION")
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
