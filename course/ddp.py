@@ -400,7 +400,8 @@ is deprecated since torch 2.13 in favour of ``forward_sync_buffers``).
 
 
 def syncbn_cuda_worker(rank: int, world_size: int, shards: list[torch.Tensor]) -> dict:
-    """Worker (CUDA + nccl only): convert BN to SyncBatchNorm, *then* wrap in DDP, run one forward.
+    """Worker (CUDA; nccl, or gloo when the ranks share one GPU): convert BN to SyncBatchNorm, *then* wrap in
+    DDP, run one forward.
 
     Returns ``running_mean`` (after one training forward, on the CPU) and
     ``n``, this rank's number of rows. With momentum 1.0 the running mean
@@ -420,7 +421,8 @@ def syncbn_cuda_worker(rank: int, world_size: int, shards: list[torch.Tensor]) -
 
 
 def syncbn_cuda_order_worker(rank: int, world_size: int, shards: list[torch.Tensor]) -> dict:
-    """Worker (CUDA + nccl only): SyncBatchNorm converted *after* DDP wrapping; one training forward.
+    """Worker (CUDA; nccl, or gloo when the ranks share one GPU): SyncBatchNorm converted *after* DDP wrapping;
+    one training forward.
 
     Returns ``running_mean`` (momentum 1.0, so it is the mean SyncBatchNorm
     normalised with) and ``n``: compare it with :func:`syncbn_cuda_worker`
