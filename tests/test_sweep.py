@@ -20,8 +20,7 @@ from course.grading import nbgrader_io, sweep
 # The test run sweeps the first SEEDS of the sequence (the determinism check on the first TWICE); `make sweep` runs
 # all 100 for every chapter (5 to 9 CPU-minutes per chapter on this machine: too much for a test run on two cores).
 SEEDS, TWICE = 12, 3  # was 25, 5: CI on two cores ran 45 min and must stay under 40
-# Probes that compile (Chapter 3's AOTInductor package: about 10 s a seed) or start ranks (Chapter 5's: 1-5 s a call,
-# 13 s of its 16 s a seed) run for the first TWICE seeds only here.
+# Probes that compile (Chapter 3's AOTInductor package: about 10 s a seed) run for the first TWICE seeds only here.
 
 
 @pytest.mark.parametrize("chapter", [pytest.param(ch, marks=pytest.mark.xdist_group(f"sweep-{ch}")) for ch in CHAPTERS])
@@ -34,8 +33,7 @@ def test_the_reference_scores_full_marks_for_every_seed_and_do_nothing_scores_ze
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-3000:]
     assert "0 problem(s)" in proc.stdout
     assert "do-nothing" in proc.stdout, "every exercise has a do-nothing mutant (tests/test_hygiene.py)"
-    if chapter in ("03_torchscript", "05_engineering_traps"):  # its package probe compiles; its ranks' probes
-        # start processes (a second or more a call): the first TWICE seeds only, twice each (`make sweep`: all)
+    if chapter == "03_torchscript":  # its package probe compiles: the first TWICE seeds only, twice each
         assert f"probes that compile or start ranks ran for the first {TWICE} seeds only" in proc.stdout
 
 

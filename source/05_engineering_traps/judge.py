@@ -330,7 +330,7 @@ def tolerances(dtype, what):
     return (1e-5, 1e-5) if what == "mean" else (2e-3, 1e-7)
 
 
-@judge.probe("test_sync_stats_mean_count", costly=True)
+@judge.probe("test_sync_stats_mean_count")
 def probe_sync_mean(seed):
     per_rank, truth = _j5_sync_cases(seed, 3)
     return {"results": P.launch(P.call_on_shards, world_size=3, args=(sync_batch_stats, per_rank), timeout=60),
@@ -353,7 +353,7 @@ def _(got, ref):
                       hint="weight by shard size; an empty shard contributes nothing (its own mean is NaN)")
 
 
-@judge.probe("test_sync_stats_var", costly=True)
+@judge.probe("test_sync_stats_var")
 def probe_sync_var(seed):
     per_rank, truth = _j5_sync_cases(seed, 2)
     shards = [EX52_SHARDS[r] + per_rank[r] for r in range(2)]   # case 0: the visible example
@@ -416,7 +416,7 @@ def _j5_logged_cases(seed, world_size):
 _LOGGED_FREE = ("outside", "in_ddp")
 
 
-@judge.probe("test_logged_values", free=_LOGGED_FREE, costly=True)
+@judge.probe("test_logged_values", free=_LOGGED_FREE)
 def probe_logged_values(seed):
     two = [(EX52B_BATCHES, 2, 0.3)] + _j5_logged_cases(seed, 2)
     return {"two": P.launch(P.logged_train_worker, world_size=2, args=(train_logged, two), timeout=120),
@@ -454,7 +454,7 @@ def _(got, ref):
         check_logged(got["three"][rank][0], ref["three"][rank][0], f"rank {rank} of 3, 5 steps, log_every=2")
 
 
-@judge.probe("test_logged_collectives", free=_LOGGED_FREE, costly=True)
+@judge.probe("test_logged_collectives", free=_LOGGED_FREE)
 def probe_logged_collectives(seed):
     two = [(EX52B_BATCHES, 2, 0.3)] + _j5_logged_cases(seed + 2, 2)
     return {"two": P.launch(P.logged_train_worker, world_size=2, args=(train_logged, two), timeout=120),
@@ -487,7 +487,7 @@ def _(got, ref):
 #   return one float per step: mean of unscaled micro-batch losses .... test_accumulate_values
 #   on every rank (2 and 3 ranks, different batch sizes, momentum) ..... both
 
-@judge.probe("test_accumulate_values", costly=True)
+@judge.probe("test_accumulate_values")
 def probe_accum_values(seed):
     runs = _j5_run_accum(_j5_accum_cases(seed), visible_case=(EX52C_MICRO, 2, 0.5, 0, 0.0))
     return {"visible": runs[0]["ranks"], "cases": runs[1:]}
@@ -515,7 +515,7 @@ def _(got, ref):
         check_accum_values(g["ranks"], r["ranks"], r["name"])
 
 
-@judge.probe("test_accumulate_one_allreduce", costly=True)
+@judge.probe("test_accumulate_one_allreduce")
 def probe_accum_allreduce(seed):
     cases = [c for c in _j5_accum_cases(seed + 1) if c[1] == 2]   # 2 ranks: one launch
     runs = _j5_run_accum(cases, visible_case=(EX52C_MICRO, 2, 0.5, 0, 0.0))
