@@ -90,9 +90,6 @@ class Probe:
     #: diagnostics whose form depends on the answer (the names of the collectives a student's code issued), or
     #: what a reference run leaves out (Chapter 3's package probe skips the compile there)
     free: tuple[str, ...] = ()
-    #: a probe that starts processes (Chapter 5's ranks: a second or more a call); like one with ``seconds``,
-    #: the test run's sweep runs it for the first few seeds only, and ``make sweep`` for every seed
-    costly: bool = False
 
     def verdict(self, fn: Callable) -> Callable:
         """Decorator: register ``fn(got, ref)`` as this probe's verdict."""
@@ -125,10 +122,10 @@ class Judge:
     shared_sources: list[str] = field(default_factory=list)
 
     def probe(self, test: str, seconds: float | None = None,
-              free: tuple[str, ...] = (), costly: bool = False) -> Callable[[Callable], Probe]:
+              free: tuple[str, ...] = ()) -> Callable[[Callable], Probe]:
         """Decorator: register the probe of grade cell ``test`` (``seconds``: its own time limit, for a probe
         that compiles; otherwise the grader's ``probe_seconds``; ``free``: record keys whose values the
-        structure check leaves to the verdict; ``costly``: it starts processes; see :class:`Probe`)."""
+        structure check leaves to the verdict, see :class:`Probe`)."""
         def register(fn: Callable) -> Probe:
             if test in self.probes:
                 raise JudgeError(f"two probes for grade cell {test!r}")
@@ -136,8 +133,7 @@ class Judge:
             if code.co_freevars:
                 raise JudgeError(f"probe {fn.__name__} uses names from an enclosing function "
                                  f"({', '.join(code.co_freevars)}); probes run in the notebook's namespace")
-            p = Probe(test=test, fn=fn, source=_def_source(fn), seconds=seconds, free=tuple(free),
-                      costly=costly or seconds is not None)
+            p = Probe(test=test, fn=fn, source=_def_source(fn), seconds=seconds, free=tuple(free))
             self.probes[test] = p
             return p
         return register

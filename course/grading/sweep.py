@@ -113,8 +113,8 @@ def run(chapter: str, root: Path, seeds: list[int], donothing_seeds: int = 10, t
         log=print, costly_seeds: int | None = None) -> SweepReport:
     """Sweep ``chapter`` (see the module docstring); return the report. Runs the notebook's code in this process.
 
-    ``costly_seeds``: costly probes (``judge.probe(..., seconds=)``, a probe that compiles, or ``costly=True``,
-    one that starts ranks) run for the first N seeds only (default: all); the test run uses it, ``make sweep`` does not."""
+    ``costly_seeds``: probes with a time limit of their own (``judge.probe(..., seconds=)``, a probe that compiles)
+    run for the first N seeds only (default: all); the test run uses it, ``make sweep`` does not."""
     from course.grading.known import load_variants
     from course.grading.references import reference_notebook
 
@@ -134,7 +134,7 @@ def run(chapter: str, root: Path, seeds: list[int], donothing_seeds: int = 10, t
     twice_seeds = len(seeds) if twice is True else int(twice)  # the determinism check: the first seeds only
     for n, seed in enumerate(seeds, 1):
         for code in codes:
-            if judge.probes[code.test].costly and costly_seeds is not None and n > costly_seeds:
+            if code.seconds and costly_seeds is not None and n > costly_seeds:
                 report.skipped_costly += 1
                 continue
             ref, dt = _one(code, seed, namespace)
@@ -290,7 +290,7 @@ def main_args(chapter: str, seeds: int = 100, donothing_seeds: int = 10, once: b
                  twice=False if once else (True if twice_seeds is None else twice_seeds), costly_seeds=costly_seeds)
     print(report.table())
     if report.skipped_costly:
-        print(f"probes that compile or start ranks ran for the first {costly_seeds} seeds only ({report.skipped_costly} runs left "
+        print(f"probes that compile ran for the first {costly_seeds} seeds only ({report.skipped_costly} runs left "
               f"out; `make sweep` runs them for every seed)")
     for name, n in report.donothing.items():
         print(f"do-nothing {name}: lost {n} grade-cell checks")
