@@ -289,7 +289,8 @@ def stop_workers(loader: DataLoader) -> None:
 
     A loader with ``persistent_workers=True`` keeps its iterator (and its worker processes) alive as long as
     the loader lives. Collected later, in a process forked in the meantime (another loader's worker, or a
-    rank forked from a process that held the loader), its ``__del__`` fails ("can only test a child process") and prints a traceback.
+    rank forked from a process that held the loader), its ``__del__`` fails ("can only test a child process")
+    and prints a traceback.
     Does nothing for a loader without live workers.
     """
     iterator = getattr(loader, "_iterator", None)

@@ -45,7 +45,6 @@ import multiprocessing as mp
 import os
 import pickle
 import signal
-import socket
 import sys
 import tempfile
 import time
@@ -58,7 +57,7 @@ import torch
 import torch.distributed  # noqa: F401  (imported here so the forkserver's ranks inherit it instead of importing it)
 import torch.nn.parallel  # noqa: F401
 
-__all__ = ["free_port", "start_method", "warm_up", "launch", "call_on_shards",
+__all__ = ["start_method", "warm_up", "launch", "call_on_shards",
            "bn_demo_worker", "rank_info_worker", "accumulation_cases_worker", "syncbn_cuda_worker", "sampler_worker", "syncbn_facts_worker",
            "counting_comm_hook", "accumulation_demo_worker", "unused_params_worker", "accumulation_worker",
            "accumulation_model", "GatherBatchNorm2d", "step_model", "profiled_step_worker", "logged_train_worker", "logged_steps_worker",
@@ -70,13 +69,6 @@ __all__ = ["free_port", "start_method", "warm_up", "launch", "call_on_shards",
 #: with sympy: unpickling a notebook's function that uses torch.distributed imports it, 519 modules, 0.5 s a rank),
 #: the profiler helpers and torch._dynamo (DDP's first forward under the profiler imports it, with triton: 0.6 s).
 FORKSERVER_PRELOAD = ["course.ddp", "torch.distributed.tensor", "course.profiling", "course.traces", "torch._dynamo"]
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    """Return a TCP port number that was free on ``host`` a moment ago (the OS picks it)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((host, 0))
-        return int(s.getsockname()[1])
 
 
 def start_method() -> str:
@@ -187,13 +179,11 @@ def _worker(rank: int, world_size: int, store_path: str, payload: bytes, conn: A
                                     timeout=timedelta(seconds=pg_timeout if pg_timeout else max(5.0, timeout_s)))
         except Exception:  # noqa: BLE001
             status, result = "initerr", traceback.format_exc()
-            raise _InitFailed from None
-        try:
-            status, result = "ok", fn(rank, world_size, *args)
-        finally:
-            dist.destroy_process_group()
-    except _InitFailed:
-        pass
+        else:
+            try:
+                status, result = "ok", fn(rank, world_size, *args)
+            finally:
+                dist.destroy_process_group()
     except NotImplementedError as err:  # an exercise stub: the parent re-raises it as it is (see launch)
         status, result = "notimpl", str(err)
     except BaseException:  # noqa: BLE001  (everything goes back to the parent)
@@ -207,7 +197,7 @@ def _worker(rank: int, world_size: int, store_path: str, payload: bytes, conn: A
 
 
 class _InitFailed(Exception):
-    """The rank's process group did not start (its traceback is already in the status)."""
+    """A rank's process group did not start (status "initerr"): :func:`launch` starts the ranks once more."""
 
 
 def _stop(procs: list) -> None:
