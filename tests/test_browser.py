@@ -336,7 +336,10 @@ def fresh_copy(course, chapter: str) -> Path:
 
 
 def inbound(course, chapter: str) -> list[Path]:
-    return sorted((course / ".exchange" / "pytorch-internals" / "inbound").glob(f"*+{chapter}+*"))
+    """The exchange's complete submissions of ``chapter``: nbgrader makes the folder, copies the files into it
+    and writes ``submission_secret.txt`` last, so a folder without it is still being copied."""
+    folders = (course / ".exchange" / "pytorch-internals" / "inbound").glob(f"*+{chapter}+*")
+    return sorted(f for f in folders if (f / "submission_secret.txt").exists())
 
 
 def wait_for_inbound(course, chapter: str, count: int, timeout: float = 90) -> list[Path]:
