@@ -235,6 +235,11 @@ else:
 EXFIL_SEEN = {"exfil-str": ("HostileError", ""), "exfil-args": ("ValueError", "in _helper: raise err")}
 
 
+#: The tests that share ``pipeline_class`` run on one xdist worker: a module fixture is built once per worker, and
+#: this class's grading took 140 s on each of the three (the summed durations of a CI run).
+PIPELINE = pytest.mark.xdist_group("pipeline")
+
+
 @pytest.fixture(scope="module")
 def pipeline_class(tmp_path_factory):
     if detect().degraded:
@@ -292,6 +297,7 @@ def lost(c: dict, student: str) -> set[str]:
     return {cell for cell, (s, m) in c["scores"][student].items() if s < m}
 
 
+@PIPELINE
 def test_the_class_is_graded_and_the_honest_student_keeps_full_marks(pipeline_class):
     c = pipeline_class
     assert c["proc"].returncode == 0, c["proc"].stdout[-3000:] + c["proc"].stderr[-3000:]
@@ -303,6 +309,7 @@ def test_the_class_is_graded_and_the_honest_student_keeps_full_marks(pipeline_cl
 
 @pytest.mark.parametrize("student", ["deep-json", "folder-notebook", "nbgrader-list", "odd-types", "forged-empty",
                                      "forged-truncated", "exfil-str", "exfil-args"])
+@PIPELINE
 def test_each_threat_costs_exactly_its_own_points_and_is_said(pipeline_class, student):
     c = pipeline_class
     spec, report = c["subs"][student], c["reports"][student]
@@ -316,6 +323,7 @@ def test_each_threat_costs_exactly_its_own_points_and_is_said(pipeline_class, st
         assert "Note on your submission" in feedback
 
 
+@PIPELINE
 def test_a_disk_filler_fills_only_its_own_quota(pipeline_class):
     c = pipeline_class
     nb = json.loads((c["course"] / "autograded" / "disk-filler" / CH / f"{CH}.ipynb").read_text())
@@ -326,6 +334,7 @@ def test_a_disk_filler_fills_only_its_own_quota(pipeline_class):
     assert c["scores"]["disk-filler"] and not lost(c, "disk-filler")
 
 
+@PIPELINE
 def test_a_forged_recorder_gains_nothing(pipeline_class):
     c = pipeline_class
     for student in ("forged-empty", "forged-truncated"):
@@ -334,6 +343,7 @@ def test_a_forged_recorder_gains_nothing(pipeline_class):
         assert any("does not have the form" in cell["message"] for cell in cells.values()), cells
 
 
+@PIPELINE
 def test_no_line_of_the_hidden_tests_reaches_the_student(pipeline_class):
     c = pipeline_class
     course = c["course"]
@@ -631,6 +641,7 @@ def test_the_watchdog_caps_what_is_written_into_the_ipc_folder(tmp_path):
     assert sorted(p.name for p in (tmp_path / "ipc").iterdir()) == ["group", "passwd"]
 
 
+@PIPELINE
 def test_plain_nbgrader_autograde_leaks_no_line_either(pipeline_class):
     """Formgrader's button (a plain ``nbgrader autograde``, where the judge runs the submission itself)."""
     c = pipeline_class
