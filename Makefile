@@ -40,7 +40,7 @@ DEST ?=
 # Debian packages the tests need: the sandbox, the browser for the browser tests, a PostgreSQL server.
 SYSTEM_PACKAGES := bubblewrap chromium postgresql
 
-.PHONY: setup lock system lab instructor test grade release autograde grade-class bench feedback publish sweep check gradebook gpu-check
+.PHONY: setup lock system lab instructor test grade release autograde grade-class bench feedback publish sweep check gradebook gpu-check profiles
 
 # A fresh clone's gradebook (gradebook.db) learns every chapter: nbgrader generate_assignment --force for each
 # (release/ is written again from source/, identical to the committed one). Run once before the first grading.
@@ -167,6 +167,11 @@ sweep: setup
 	@set -o pipefail; for ch in $(CHAPTERS); do $(BIN)/python -m course.grading sweep $$ch --seeds $(SEEDS) | tail -n 3 || exit 1; done
 check: setup system
 	$(BIN)/python -m course.grading check $(CHAPTERS) --attacks
+
+# Every mutant's verdict profile (tests/mutants/<chapter>/profiles.json), from which grading names a student's
+# mistake: run it after changing a chapter's judge.py, its reference or a mutant (the test run says when).
+profiles: setup
+	$(BIN)/python -m course.grading profiles $(CHAPTERS)
 
 bench: setup system
 	$(BIN)/python benchmarks/bench.py

@@ -69,6 +69,7 @@ def digest(folder: Path) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def graded_class(tmp_path_factory):
     course, subs, damaged = build_class(tmp_path_factory.mktemp("class"))
+    toycourse.make_profiles(course)  # the known mistakes: the item analysis lists the diagnosed ones
     before = digest(course / "submitted")
     t0 = time.perf_counter()
     first = grade_class_cli(course, "--jobs", "2", "--feedback", "--no-progress")
@@ -94,6 +95,49 @@ def test_every_student_gets_a_grade_and_a_report(graded_class):
     assert set(graded_class["reports"]) == expected
     for student in expected:
         assert student in first.stdout, f"{student} missing from the class table"
+
+
+@pytest.mark.xdist_group("classgrade")
+def test_the_item_analysis_is_written_and_opens_in_chromium(graded_class):
+    """grade-class writes the chapter's item analysis: per exercise and per hidden check, the pass rate and mean
+    score the gradebook's scores give, a discrimination, the diagnosed misconceptions, the flagged submissions;
+    Chromium shows its tables and plots, and the students' ids in it are text."""
+    import csv
+
+    course, scores = graded_class["course"], graded_class["scores"]
+    assert "item analysis in .judge/analysis/" in graded_class["first"].stdout
+    rows = list(csv.DictReader(open(course / ".judge" / "analysis" / f"{CH}.csv")))
+    by_item = {(r["level"], r["item"]): r for r in rows}
+    assert set(by_item) == {("exercise", "scale"), ("exercise", "count_positive"), ("check", "test_scale"),
+                            ("check", "test_count_positive")}, rows
+    for test in BOTH:
+        r = by_item[("check", test)]
+        got = [scores[s][test] for s in scores]
+        assert int(r["students"]) == len(got)
+        assert float(r["pass_rate"]) == pytest.approx(sum(1 for s, m in got if s >= m) / len(got), abs=1e-3)
+        assert float(r["mean_score"]) == pytest.approx(sum(s for s, _ in got) / len(got), abs=1e-3)
+        assert r["discrimination"] == "" or -1 <= float(r["discrimination"]) <= 1
+    page_path = course / ".judge" / "analysis" / f"{CH}.html"
+    text = page_path.read_text()
+    assert "Adding k is not scaling" in text, "the diagnosed misconception of mutants-1 is listed"
+    chromium = shutil.which("chromium") or "/usr/bin/chromium"
+    if not Path(chromium).exists():
+        pytest.skip("Debian's chromium is not installed")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium, headless=True, args=["--no-sandbox", "--disable-gpu"])
+        try:
+            page = browser.new_page()
+            page.goto(page_path.as_uri())
+            assert page.title() == f"{CH}: item analysis"
+            assert page.locator("#items tr").count() == 1 + 4
+            assert page.locator("#misconceptions tr").count() >= 2
+            assert page.locator("#flagged tr:has-text('attack-blank-later-cells')").count() == 1
+            widths = page.eval_on_selector_all("img", "imgs => imgs.map(i => i.naturalWidth)")
+            assert len(widths) == 2 and all(w > 100 for w in widths), widths
+        finally:
+            browser.close()
 
 
 @pytest.mark.xdist_group("classgrade")
@@ -150,6 +194,43 @@ def test_feedback_has_messages_but_no_hidden_code_unless_asked(graded_class):
     results = classgrade.ClassResult(reports={CH: {"mutants-1": Report.from_json(graded_class["reports"]["mutants-1"])}})
     classgrade.write_feedback(course, results, [CH], show_tests=True)
     assert "def probe_" in (course / "feedback" / "mutants-1" / CH / "grader.md").read_text()
+
+
+@pytest.mark.xdist_group("classgrade")
+def test_worked_solutions_only_when_asked_and_once_the_due_date_passed(graded_class):
+    """--solutions puts the reference solution of each attempted exercise, and why it is right, into grader.md; not
+    before the chapter's due date, not for an exercise the student left as released, never without the switch."""
+    import datetime
+
+    from nbgrader.api import Gradebook
+
+    from course.grading.records import Report
+
+    course = graded_class["course"]
+    db = nbgrader_io.sqlite(course / "gradebook.db")
+    results = classgrade.ClassResult(reports={CH: {s: Report.from_json(graded_class["reports"][s])
+                                                   for s in ("mutants-1", "empty")}})
+    grader_md = lambda s: (course / "feedback" / s / CH / "grader.md").read_text()  # noqa: E731
+    now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+    said: list[str] = []
+    try:
+        with Gradebook(db) as gb:
+            gb.update_or_create_assignment(CH, duedate=now + datetime.timedelta(days=1))
+        classgrade.write_feedback(course, results, [CH], db_url=db, log=said.append)
+        assert "Worked solutions" not in grader_md("mutants-1")
+        assert len(said) == 1 and "held back until the due date" in said[0], said
+        with Gradebook(db) as gb:
+            gb.update_or_create_assignment(CH, duedate=now - datetime.timedelta(hours=1))
+        classgrade.write_feedback(course, results, [CH], db_url=db, log=said.append)
+        text = grader_md("mutants-1")
+        assert "# Worked solutions" in text and "return x * k" in text, text
+        assert f"Why it is right: {toycourse.WHY_SCALE}" in text
+        assert "Worked solutions" not in grader_md("empty"), "the untouched release attempted nothing"
+        classgrade.write_feedback(course, results, [CH])  # the default: no solutions
+        assert "Worked solutions" not in grader_md("mutants-1")
+    finally:
+        with Gradebook(db) as gb:
+            gb.update_or_create_assignment(CH, duedate=None)
 
 
 @pytest.mark.xdist_group("classgrade")

@@ -252,6 +252,7 @@ def pipeline_class(tmp_path_factory):
     db = course / "gradebook.db"
     rel = nbgrader_io.generate(course, CH, nbgrader_io.sqlite(db))
     release = json.loads((rel / f"{CH}.ipynb").read_text())
+    toycourse.make_profiles(course)  # the chapter's known mistakes, and their profiles: the diagnosis
     subs: dict[str, dict] = {
         "honest": {"nb": answered(release), "lost": set()},
         "deep-json": {"text": deep_json(), "lost": BOTH, "words": ["damaged"]},
@@ -264,6 +265,12 @@ def pipeline_class(tmp_path_factory):
         "exfil-args": {"nb": answered(release, HONEST_SCALE, EXFIL_ARGS), "lost": COUNT},
         "many-folders": {"nb": answered(release), "lost": set(), "folders": 300, "words": ["over the intake caps"]},
         "disk-filler": {"nb": answered(release, DISK_FILLER + HONEST_SCALE), "lost": set()},
+        # known mistakes: one as written (it adds k), one in another form (a tensor for an int fails as a float does);
+        # and an answer that fails another way (a list for a tensor), which hears nothing
+        "adds-k": {"nb": answered(release, "def scale(x, k):\n    return x + k\n"), "lost": SCALE},
+        "tensor-count": {"nb": answered(release, HONEST_SCALE, "def count_positive(t):\n    return (t > 0).sum()\n"),
+                         "lost": COUNT},
+        "scale-list": {"nb": answered(release, "def scale(x, k):\n    return (x * k).tolist()\n"), "lost": SCALE},
     }
     sub = course / "submitted"
     for student, spec in subs.items():
@@ -321,6 +328,34 @@ def test_each_threat_costs_exactly_its_own_points_and_is_said(pipeline_class, st
         assert report["repair"]["damaged"], report["repair"]
         feedback = (c["course"] / "feedback" / student / CH / "grader.md").read_text()
         assert "Note on your submission" in feedback
+
+
+@PIPELINE
+def test_a_known_mistake_is_named_in_the_feedback_and_nothing_else_is(pipeline_class):
+    """The diagnosis (course.grading.diagnosis) through grade-class: a student whose answer behaves like a known
+    mistake reads its note in the graded notebook, grader.md, nbgrader's feedback page and the gradebook comment; one
+    who fails another way (a list for a tensor), the honest one and every attacker read no note."""
+    c = pipeline_class
+    m = toycourse.MUTANTS
+    expected = {"adds-k": {"scale": ("scale_adds", m["scale_adds"][3])},
+                "tensor-count": {"count_positive": ("count_float", m["count_float"][3])}}
+    course, notes = c["course"], {v[3] for v in m.values()}
+    from nbgrader.api import Gradebook
+    with Gradebook(nbgrader_io.sqlite(course / "gradebook.db")) as gb:
+        for student, report in c["reports"].items():
+            want = expected.get(student, {})
+            got = {cell: (d["known"][0], d["note"]) for cell, d in report.get("diagnoses", {}).items()}
+            assert got == want, (student, report.get("diagnoses"))
+            places = [p for p in [*(course / "autograded" / student).rglob("*.ipynb"),
+                                  *(course / "feedback" / student).rglob("*"),
+                                  *(course / "feedback_html" / student).rglob("*.html")] if p.is_file()]
+            assert places, student
+            for cell, (_, note) in want.items():
+                for p in places:
+                    assert "behaves like a known mistake" in p.read_text() and note.split(":")[0] in p.read_text(), p
+                assert note in gb.find_comment(cell, CH, CH, student).auto_comment
+            if not want:
+                assert not any(n in p.read_text(errors="replace") for p in places for n in notes), student
 
 
 @PIPELINE

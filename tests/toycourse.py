@@ -55,6 +55,10 @@ def _(got, ref):
     for i, (g, r) in enumerate(zip(got["cases"], ref["cases"])):
         C.check_equal(g, r, f"count_positive on hidden input {i}", hint="count the elements > 0, as an int")
 '''
+#: Why each reference solution is right (judge.py's ``WHY``, under the worked solutions of ``--solutions``).
+WHY_SCALE = "Multiplying a tensor by a number scales every element, on any shape."
+JUDGE += (f"\n\nWHY = {{'scale': {WHY_SCALE!r},\n       'count_positive': 'The mask t > 0 is True where an element is "
+          f"positive; its sum, made an int, counts them.'}}\n")
 
 
 def _hidden(gid: str) -> str:
@@ -83,3 +87,45 @@ def make(dest: Path) -> Path:
         md("The end."),
     ])
     return dest
+
+
+#: Known mistakes of the toy chapter (``tests/mutants/00_toy/`` of the toy course), for the diagnosis: name ->
+#: (exercise, class of mistake, the cells it loses, the note a student reads, the answer).
+MUTANTS = {
+    "scale_adds": ("scale", "wrong-value", ["test_scale"], "Adding k is not scaling: every element is multiplied by k.",
+                   "def scale(x, k):\n    return x + k\n"),
+    "scale_stub": ("scale", "do-nothing", ["test_scale"], "The answer does not do the work the statement asks for yet.",
+                   "def scale(x, k):\n    raise NotImplementedError\n"),
+    "count_float": ("count_positive", "contract", ["test_count_positive"],
+                    "The count must come back as a Python int, whatever type the computation gave you.",
+                    "def count_positive(t):\n    return float((t > 0).sum())\n"),
+    "count_all": ("count_positive", "wrong-value", ["test_count_positive"],
+                  "Counting every element is not counting the positive ones.",
+                  "def count_positive(t):\n    return t.numel()\n"),
+}
+
+
+def write_mutants(dest: Path) -> Path:
+    """Write :data:`MUTANTS` into the toy course at ``dest`` (``tests/mutants/00_toy/``); return that folder."""
+    folder = Path(dest) / "tests" / "mutants" / CHAPTER
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, (cell, kind, fails, note, source) in MUTANTS.items():
+        (folder / f"{name}.py").write_text(f'"""{note}"""\nCELL = {cell!r}\nKIND = {kind!r}\nNOTE = {note!r}\n'
+                                           f'FAILS = {fails!r}\nSOURCE = {source!r}\n')
+    return folder
+
+
+def make_profiles(dest: Path) -> Path:
+    """Write :data:`MUTANTS` into the toy course at ``dest`` and compute their profiles there (``python -m
+    course.grading profiles``, one seed), as an instructor does with ``make profiles``; return the profiles' file."""
+    import subprocess
+    import sys
+
+    from course.grading import nbgrader_io
+
+    folder = write_mutants(dest)
+    proc = subprocess.run([sys.executable, "-m", "course.grading", "profiles", CHAPTER, "--seeds", "1", "--course",
+                           str(dest)], cwd=REPO, env=nbgrader_io.env(), capture_output=True, text=True, timeout=600)
+    if proc.returncode != 0:
+        raise RuntimeError(proc.stdout[-3000:] + proc.stderr[-3000:])
+    return folder / "profiles.json"

@@ -48,7 +48,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import nbformat
-from nbgrader.utils import is_grade
+from nbgrader.utils import is_grade, is_solution
 
 from course.grading import intake, nbgrader_io, references, repair
 from course.grading.config import Limits
@@ -88,6 +88,7 @@ class ClassResult:
     skipped: list[tuple[str, str]] = field(default_factory=list)
     graded: list[tuple[str, str]] = field(default_factory=list)
     timing: dict[str, float] = field(default_factory=dict)
+    analysis: dict[str, tuple[Path, Path]] = field(default_factory=dict)  # chapter -> (html, csv)
 
 
 def notebook_key(nb) -> str:
@@ -483,13 +484,15 @@ def grade_class(root: Path, chapters: list[str], jobs: int | None = None, force:
                 db_url: str | None = None, key: int = 0, limits: Limits | None = None, feedback: bool = False,
                 show_tests: bool = False, progress: bool = True, dask: str | None = None,
                 only: list[str] | None = None, log=print, dask_certs: Path | str | None = None,
-                require_sandbox: bool = False, dask_allow_degraded: bool = False) -> ClassResult:
+                require_sandbox: bool = False, dask_allow_degraded: bool = False,
+                solutions: bool = False) -> ClassResult:
     """Grade every submission of ``chapters`` (or only the students in ``only``); see the module docstring.
 
     ``key``: a fixed key for the students' seeds (tests); 0 uses the installation's secret. ``dask``: a
     ``tls://`` scheduler address, reached with the certificates in ``dask_certs`` (default ``.judge/dask``);
     ``require_sandbox`` then also applies to every worker, and ``dask_allow_degraded`` lets workers
-    without the sandbox grade (:func:`run_dask`).
+    without the sandbox grade (:func:`run_dask`). ``solutions`` (with ``feedback``): the worked solutions of the
+    attempted exercises in ``grader.md``, for chapters whose due date has passed (:func:`worked_solutions`).
     """
     from tqdm import tqdm
 
@@ -587,7 +590,12 @@ def grade_class(root: Path, chapters: list[str], jobs: int | None = None, force:
         for name, why in intake.students(root / "submitted", chapter)[1].items():
             out.reports.setdefault(chapter, {})[name] = Report.not_graded(chapter, name, why, max_score)
     if feedback:
-        write_feedback(root, out, chapters, show_tests)
+        write_feedback(root, out, chapters, show_tests, db_url=db_url if solutions else None, log=log)
+    from course.grading import analysis
+
+    for chapter in chapters:
+        if out.reports.get(chapter):
+            out.analysis[chapter] = analysis.write(root, chapter, out.reports[chapter])
     return out
 
 
@@ -672,10 +680,59 @@ def class_table(result: ClassResult, chapters: list[str]) -> str:
     return "\n".join(lines)
 
 
-def write_feedback(root: Path, result: ClassResult, chapters: list[str], show_tests: bool = False) -> None:
-    """One ``grader.md`` per student and chapter: the judge's verdict and message per test, as safe markdown."""
+def due_date(db_url: str, chapter: str):
+    """The chapter's due date in the gradebook (a naive UTC datetime, as nbgrader keeps it), or None."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    with Gradebook(db_url) as gb:
+        try:
+            return gb.find_assignment(chapter).duedate
+        except MissingEntry:
+            return None
+
+
+def worked_solutions(root: Path, chapter: str, db_url: str | None, log=print) -> dict[str, tuple[str, str]] | None:
+    """{exercise: (the reference solution's code, why it is right)} when solutions may be shown for ``chapter``:
+    asked for (``db_url`` given) and the chapter's due date passed (or none is set); else None, and says why."""
+    import datetime
+
+    from course.grading.references import reference_notebook
+
+    if db_url is None:
+        return None
+    due = due_date(db_url, chapter)
+    now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+    if due is not None and now < due:
+        log(f"{chapter}: worked solutions held back until the due date, {due:%Y-%m-%d %H:%M} UTC")
+        return None
+    why = getattr(load(chapter, root), "why", {})
+    return {grade_id(c): (c.source.strip("\n"), why.get(grade_id(c), ""))
+            for c in reference_notebook(chapter, root).cells if is_solution(c)}
+
+
+def attempted(root: Path, chapter: str, student: str) -> set[str]:
+    """The exercises whose cell the student changed from the release's (read from the graded notebook)."""
+    release = {grade_id(c): c.source.strip() for c in nbformat.read(str(next((root / "release" / chapter).glob(
+        "*.ipynb"))), 4).cells if is_solution(c)}
+    graded = next((root / "autograded" / student / chapter).glob("*.ipynb"), None)
+    if graded is None:
+        return set()
+    try:
+        nb = nbformat.read(str(graded), 4)
+    except Exception:  # noqa: BLE001 - no graded notebook to compare: nothing counts as attempted
+        return set()
+    return {grade_id(c) for c in nb.cells if is_solution(c) and grade_id(c) in release
+            and isinstance(c.source, str) and c.source.strip() != release[grade_id(c)]}
+
+
+def write_feedback(root: Path, result: ClassResult, chapters: list[str], show_tests: bool = False,
+                   db_url: str | None = None, log=print) -> None:
+    """One ``grader.md`` per student and chapter: the judge's verdict and message per test, as safe markdown;
+    with ``db_url`` (``--solutions``), the worked solution of each exercise the student attempted, once the
+    chapter's due date has passed."""
     for chapter in chapters:
         judge = load(chapter, root) if show_tests else None
+        solved = worked_solutions(root, chapter, db_url, log)
         for student, r in result.reports.get(chapter, {}).items():
             if not intake.valid_student_id(student):
                 continue
@@ -696,6 +753,15 @@ def write_feedback(root: Path, result: ClassResult, chapters: list[str], show_te
                     if judge is not None and cell in judge.probes:
                         lines += ["", "The hidden test's probe (shown at the instructor's request):", "",
                                   fenced(judge.probes[cell].source.rstrip(), "python")]
+            if solved:
+                mine = [ex for ex in solved if ex in attempted(root, chapter, student)]
+                if mine:
+                    lines += ["", "# Worked solutions", "",
+                              "The reference solution of each exercise you attempted, now that the chapter is closed."]
+                for ex in mine:
+                    code, why = solved[ex]
+                    lines += ["", f"## {ex}", "", fenced(code, "python", limit=None)] + (["", f"Why it is right: {why}"] if why
+                                                                                else [])
             (d / "grader.md").write_text("\n".join(lines) + "\n")
 
 
@@ -703,7 +769,8 @@ def summary_line(result: ClassResult) -> str:
     t = result.timing
     return (f"staging {t.get('stage', 0):.1f} s, references {t.get('references', 0):.1f} s, submissions "
             f"{t.get('workers', 0):.1f} s, gradebook {t.get('record', 0):.1f} s, total {t.get('total', 0):.1f} s; "
-            f"reports in .judge/reports/, scores in the gradebook, graded notebooks in autograded/")
+            f"reports in .judge/reports/, item analysis in .judge/analysis/, scores in the gradebook, "
+            f"graded notebooks in autograded/")
 
 
 def problems_text(result: ClassResult) -> list[str]:

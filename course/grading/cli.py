@@ -10,6 +10,7 @@ Authoring
   check CHAPTER...           grade the known answers (reference, release, mutants, alternatives, attacks)
   sweep CHAPTER              every hidden test on the reference for 100 seeds, in one process
   variants CHAPTER           every mutant and alternative through the judge's verdicts, in one process
+  profiles CHAPTER...        every mutant's verdict profile, for diagnosing students' mistakes (``make profiles``)
   run CHAPTER...             execute a chapter as a student (or ``--grading``) and print its time
   release [CHAPTER...]       regenerate release/ from source/ (``make release``)
 Class
@@ -44,6 +45,9 @@ def _grading_options() -> argparse.ArgumentParser:
     p.add_argument("--wall-seconds", type=float, default=None, help="time per submission (GradingLimits.wall_seconds)")
     p.add_argument("--feedback", action="store_true", help="write feedback/<student>/<chapter>/grader.md")
     p.add_argument("--show-tests", action="store_true", help="include the hidden tests' probe code in grader.md")
+    p.add_argument("--solutions", action="store_true",
+                   help="with --feedback: the worked solution of each exercise a student attempted, and why it is "
+                        "right, in grader.md; held back for a chapter whose due date (in the gradebook) has not passed")
     p.add_argument("--require-sandbox", action="store_true", help="refuse to grade without bubblewrap")
     p.add_argument("--no-progress", action="store_true")
     return p
@@ -85,6 +89,10 @@ def parser() -> argparse.ArgumentParser:
     va.add_argument("--only", action="append", help="only these variants (by file name, without .py)")
     va.add_argument("--all-tests", action="store_true",
                     help="every probe of the chapter for each variant (default: its exercise's and its FAILS')")
+    pr = sub.add_parser("profiles", help="every mutant's verdict profile, for diagnosing students' mistakes")
+    pr.add_argument("chapters", nargs="+")
+    pr.add_argument("--seeds", type=int, default=2)
+    pr.add_argument("--course", type=Path, default=None, help="the course folder (default: this repository)")
     r = sub.add_parser("run", help="execute chapters top to bottom and print their wall time")
     r.add_argument("assignments", nargs="*")
     r.add_argument("--grading", action="store_true", help="set NBGRADER_EXECUTION=autograde")
@@ -155,7 +163,8 @@ def _grade(args, chapters: list[str], only: list[str] | None) -> int:
                                         args.feedback, args.show_tests, progress=not args.no_progress,
                                         dask=args.dask, only=only, dask_certs=args.dask_certs,
                                         require_sandbox=args.require_sandbox,
-                                        dask_allow_degraded=args.dask_allow_no_sandbox)
+                                        dask_allow_degraded=args.dask_allow_no_sandbox,
+                                        solutions=args.solutions)
     except (classgrade.GradebookNotReady, DaskSecurityError) as err:
         print(f"cannot grade: {err}", file=sys.stderr)
         return 2
@@ -224,6 +233,9 @@ def _main(args) -> int:
     if args.command == "variants":
         from course.grading import sweep
         return sweep.variants_main(args.chapter, args.seeds, args.only, all_tests=args.all_tests)
+    if args.command == "profiles":
+        from course.grading import sweep
+        return max(sweep.profiles_main(ch, args.seeds, root=args.course) for ch in args.chapters)
     if args.command == "run":
         from course.grading import known
         for name in args.assignments or known.chapters():

@@ -120,6 +120,9 @@ class Judge:
 
     probes: dict[str, Probe] = field(default_factory=dict)
     shared_sources: list[str] = field(default_factory=list)
+    #: {exercise: why its reference solution is right}: judge.py's module-level ``WHY``, shown under the worked
+    #: solutions (``grade-class --solutions``)
+    why: dict[str, str] = field(default_factory=dict)
 
     def probe(self, test: str, seconds: float | None = None,
               free: tuple[str, ...] = ()) -> Callable[[Callable], Probe]:
@@ -184,6 +187,7 @@ def load(chapter: str, root: Path) -> Judge:
     if len(judges) != 1:
         raise JudgeError(f"{path} must define exactly one Judge() (found {len(judges)})")
     j = judges[0]
+    j.why = {str(k): str(v) for k, v in dict(getattr(module, "WHY", {}) or {}).items()}
     missing = [t for t, p in j.probes.items() if p.check is None]
     if missing:
         raise JudgeError(f"{path}: probes without a verdict: {missing}")
@@ -200,6 +204,10 @@ class Verdict:
     visible_failed: bool = False
     kind: str = "pass"  # "pass", "check", "probe" (the probe failed in the worker), "form", "missing"
     detail: str = ""  # for the instructor only (e.g. a verdict's own traceback)
+    #: which check failed, the same for every seed and every value: "check:<the verdict's frames in judge.py, as
+    #: function+line offset>", "probe:<the exception type the student's code raised>", "form" or "missing"
+    #: (course.grading.diagnosis matches these to known mistakes)
+    code: str = ""
 
 
 def decide(probe: Probe, got: dict | None, ref: dict) -> Verdict:
@@ -381,13 +389,14 @@ def _decide(probe: Probe, got: dict | None, ref: dict) -> Verdict:
     from course.checks import CheckFailed
 
     if got is None:
-        return Verdict(probe.test, False, "The grader did not get a result for this test.", kind="missing")
+        return Verdict(probe.test, False, "The grader did not get a result for this test.", kind="missing",
+                       code="missing")
     if not got.get("ok"):
         where = got.get("where", "")
         msg = f"When the grader ran your code on new inputs: {got.get('error', 'it failed')}"
         if where:
             msg += "\n  " + where.replace("\n", "\n  ")
-        return Verdict(probe.test, False, msg, kind="probe")
+        return Verdict(probe.test, False, msg, kind="probe", code=_probe_code(got.get("error")))
     # The structure first: an answer of another form never passes, whatever the verdict's loops make of it.
     # The verdict still runs on it, so that a wrong answer hears the verdict's own words (its hint), which
     # teach more than a description of the form.
@@ -397,16 +406,46 @@ def _decide(probe: Probe, got: dict | None, ref: dict) -> Verdict:
     try:
         probe.check(got.get("value"), ref.get("value"))
     except CheckFailed as err:
-        return Verdict(probe.test, False, str(err), visible_failed=bool(getattr(err, "visible", False)), kind="check")
+        return Verdict(probe.test, False, str(err), visible_failed=bool(getattr(err, "visible", False)), kind="check",
+                       code=_check_code(err, probe))
     except Exception as err:  # noqa: BLE001 - malformed data from the student (or a verdict bug)
         # Only the exception's type: its text is made of the student's data, which the student's code controls.
         return Verdict(probe.test, False,
                        form or f"What your code returned does not have the form the exercise asks for (the grader's "
                                f"check stopped with {type(err).__name__}). Check the return type in the statement.",
-                       kind="form", detail=_trace(err))
+                       kind="form", detail=_trace(err), code="form")
     if shape:
-        return Verdict(probe.test, False, form, kind="form", detail="structure: " + shape)
+        return Verdict(probe.test, False, form, kind="form", detail="structure: " + shape, code="form")
     return Verdict(probe.test, True)
+
+
+_EXC_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,59}")
+
+
+def _probe_code(error) -> str:
+    """A probe failure's code: the name of the exception the student's code raised (the leading identifier of the
+    worker's error text, which the student's process wrote: only an identifier is kept)."""
+    m = _EXC_NAME.match(error) if isinstance(error, str) else None
+    return f"probe:{m.group(0)}" if m else "probe"
+
+
+def _check_code(err: BaseException, probe: Probe) -> str:
+    """Which check failed, and how: the frames of the verdict's file (judge.py), innermost last, then the line of
+    ``course.checks`` that failed (a wrong type, shape, dtype or value are different lines there), each as the
+    function's name and the line's offset from the function's first line (so edits elsewhere do not move it)."""
+    from course import checks
+
+    home = getattr(getattr(probe.check, "__code__", None), "co_filename", None)
+    frames, how, tb = [], "", err.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        where = f"{code.co_name}+{tb.tb_lineno - code.co_firstlineno}"
+        if code.co_filename == home:
+            frames.append(where)
+        elif code.co_filename == checks.__file__ and code.co_name != "_fail":
+            how = where
+        tb = tb.tb_next
+    return "check:" + ">".join(frames[-3:]) + (f"@{how}" if how else "")
 
 
 def _trace(err: BaseException) -> str:

@@ -132,6 +132,12 @@ class Variant:
     fails: tuple[str, ...]
     description: str
     klass: str = ""  # the class of mistake (``KIND``); "do-nothing" ones must score 0 on their exercise
+    note: str = ""  # what a student whose answer behaves like this mistake reads (``NOTE``, a mutant's)
+
+    @property
+    def blind(self) -> bool:
+        """Written by an independent student from the release alone, then adopted (``blind_*.py``)."""
+        return self.name.startswith("blind_")
 
 
 @dataclass
@@ -205,6 +211,7 @@ def load_variants(assignment: str, kind: str, root: Path = REPO) -> list[Variant
             raise ValueError(f"{path}: an alternative must not FAIL anything")
         out.append(Variant(name=path.stem, kind=kind, cell=mod.CELL,
                            source=textwrap_dedent(mod.SOURCE), fails=fails, klass=getattr(mod, "KIND", ""),
+                           note=getattr(mod, "NOTE", ""),
                            description=(mod.__doc__ or "").strip().splitlines()[0] if mod.__doc__ else path.stem))
     return out
 

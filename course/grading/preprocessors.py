@@ -80,6 +80,29 @@ def verdicts_for(judge, result: WorkerResult, refs: dict[str, dict]) -> dict[str
     return out
 
 
+def diagnose(chapter: str, root: Path, nb, verdicts: dict[str, Verdict], log=None) -> dict[str, dict]:
+    """Name the known mistake each failing exercise behaves like (:mod:`course.grading.diagnosis`): the note is
+    added to the message of the exercise's first failing grade cell, which the graded notebook, the feedback and
+    the gradebook show. Returns {solution cell: {"note", "known", "score"}} for the report."""
+    from course.grading import diagnosis
+
+    failed = diagnosis.profile(verdicts)
+    if not failed:
+        return {}
+    catalogue = diagnosis.load(chapter, root)
+    if not catalogue.known:
+        if log is not None and catalogue.why and not catalogue.said:
+            log(catalogue.why + "; feedback names no known mistake")
+            catalogue.said = True
+        return {}
+    exercise = exercise_of(nb)
+    found = catalogue.diagnose(failed, exercise)
+    for cell, d in found.items():
+        first = next(t for t in graded_ids(nb) if exercise.get(t) == cell and t in failed)
+        verdicts[first].message += "\n" + diagnosis.PREFIX + d.note
+    return {cell: {"note": d.note, "known": list(d.known), "score": d.score} for cell, d in found.items()}
+
+
 def _as_text(output) -> str:
     kind = output.get("output_type")
     if kind == "error":
@@ -203,8 +226,10 @@ class JudgeExecute(NbGraderPreprocessor):
         result.reference_seconds = time.perf_counter() - t0
         verdicts = verdicts_for(judge, result, refs)
         out = result.notebook
+        diagnoses = diagnose(chapter, root, out, verdicts, log=self.log.warning)
         rewrite_grade_cells(out, verdicts, result.kernel_status)
         report = report_for(chapter, student, out, result, verdicts, seed)
+        report.diagnoses = diagnoses
         staged = classgrade.staging_notes(root, chapter, student)
         report.intake, report.repair = staged.get("intake", {}), staged.get("repair", {})
         report.flags += [f for f in staged.get("flags", []) if f not in report.flags]
@@ -222,6 +247,8 @@ class JudgeRecord(NbGraderPreprocessor):
 
     def preprocess(self, nb, resources):
         from nbgrader.api import Gradebook, MissingEntry
+
+        from course.grading import diagnosis
 
         judged = resources.get("judge")
         if not judged:
@@ -247,6 +274,8 @@ class JudgeRecord(NbGraderPreprocessor):
                 except MissingEntry:
                     continue
                 text = "Grader (outside the kernel):\n" + "\n".join(lines)
+                if sol in report.diagnoses:
+                    text += f"\n{diagnosis.PREFIX}{report.diagnoses[sol]['note']}"
                 if report.flags:
                     text += "\nFlags: " + "; ".join(report.flags)
                 comment.auto_comment = markdown_block(text)

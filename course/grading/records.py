@@ -120,6 +120,9 @@ class Report:
     graded_at: str = ""
     intake: dict = field(default_factory=dict)   # IntakeReport.to_json()
     repair: dict = field(default_factory=dict)   # {"damaged": [...], "repaired": [...], "file": name}
+    #: {solution cell: {"note", "known" (the mutants' names), "score"}}: the known mistake each failing exercise
+    #: behaves like (course.grading.diagnosis), as the student's feedback says it
+    diagnoses: dict = field(default_factory=dict)
 
     def to_json(self) -> dict:
         return asdict(self)

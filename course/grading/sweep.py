@@ -193,6 +193,8 @@ class VariantReport:
     problems: list[str] = field(default_factory=list)
     lost: dict[str, list[str]] = field(default_factory=dict)
     seconds: float = 0.0
+    #: per variant, per seed: {grade cell: the failing check's code} (see course.grading.diagnosis)
+    profiles: dict[str, list[dict[str, str]]] = field(default_factory=dict)
 
 
 def _fresh_namespace(shell, cells, replace: dict[str, str]) -> tuple[dict, list[str]]:
@@ -251,20 +253,25 @@ def variants(chapter: str, root: Path, seeds: list[int], names: list[str] | None
     for v in chosen:
         lost = set()
         tests = {t: c for t, c in codes.items() if all_tests or exercise.get(t) == v.cell or t in v.fails}
+        report.profiles[v.name] = []
         for seed in seeds:  # as a grading does: a fresh kernel per submission, one seed, every probe in order
             ns, errors = _fresh_namespace(shell, cells, {v.cell: v.source})
             if errors and v.kind == "alternative":
                 report.problems.append(f"alternative {v.name} does not run: {errors[0]}")
+            profile = {}
             for test, code in tests.items():
                 got, _ = _one(code, seed, ns)
                 try:
-                    passed = decide(judge.probes[test], got, refs[(seed, test)]).passed
+                    verdict = decide(judge.probes[test], got, refs[(seed, test)])
+                    passed, profile_code = verdict.passed, verdict.code
                 except Exception:  # noqa: BLE001 - a verdict that cannot decide: the cell fails
-                    passed = False
+                    passed, profile_code = False, "form"
                 if not passed:
                     lost.add(test)
+                    profile[test] = profile_code
                 elif test in v.fails and v.kind == "mutant":
                     report.problems.append(f"seed {seed}: mutant {v.name} keeps the points of {test}")
+            report.profiles[v.name].append(profile)
         lost = sorted(lost)
         report.lost[v.name] = list(lost)
         if v.kind not in ("mutant", "alternative"):  # an answer under study (tools/blind.py): only what it lost
@@ -308,8 +315,53 @@ def variants_main(chapter: str, seeds: int = 2, only: list[str] | None = None, r
     report = variants(chapter, root, sweep_seeds(seeds, key=b"variants"), names=only, all_tests=all_tests)
     for name, lost in report.lost.items():
         print(f"{name:<40} lost {', '.join(lost) or 'nothing'}")
+    report.problems += diagnosis_check(chapter, root, report)
     for line in report.problems:
         print("PROBLEM:", line)
     print(f"{chapter}: {len(report.lost)} variants in {report.seconds:.1f} s, {len(report.problems)} problem(s)")
     sys.stdout.flush()
     return 1 if report.problems else 0
+
+
+def diagnosis_check(chapter: str, root: Path, report: VariantReport, log=print) -> list[str]:
+    """The saved profiles against this run (seeds they do not hold): they must be current, and no mutant may be
+    diagnosed as a mistake with another note. Prints the rates; returns the problems."""
+    from course.grading import diagnosis
+    from course.grading.records import exercise_of
+    from course.grading.references import reference_notebook
+
+    cat = diagnosis.load(chapter, root)
+    if not cat.known:
+        return [cat.why]
+    mine = {n: p for n, p in report.profiles.items() if any(k.name == n for k in cat.known)}
+    ev = diagnosis.evaluate(cat, mine, exercise_of(reference_notebook(chapter, root)))
+    log(f"{chapter}: {ev.summary()}")
+    return [f"diagnosis names another mistake: {w}" for w in ev.wrong]
+
+
+def profiles_main(chapter: str, seeds: int = 2, root: Path | None = None) -> int:
+    """``python -m course.grading profiles CHAPTER``: every mutant's profile for ``seeds`` seeds, saved beside the
+    mutants (:mod:`course.grading.diagnosis`); exit 1 if a mutant does not lose exactly its cells."""
+    from course.grading import diagnosis
+    from course.grading.known import load_variants
+
+    root = Path(root or Path(__file__).resolve().parents[2]).resolve()
+    names = [v.name for v in load_variants(chapter, "mutant", root)]
+    chosen = sweep_seeds(seeds, key=b"profiles")
+    report = variants(chapter, root, chosen, names=names)
+    for line in report.problems:
+        print("PROBLEM:", line)
+    if report.problems:
+        return 1
+    out = diagnosis.save(chapter, root, chosen, {n: report.profiles[n] for n in names})
+    diagnosis._CACHE.clear()
+    cat = diagnosis.load(chapter, root)
+    notes = {k.note for k in cat.known if k.note}
+    print(f"{chapter}: {len(names)} mutant profiles x {seeds} seed(s), {len(notes)} distinct notes -> "
+          f"{out.relative_to(root)}")
+    ev = diagnosis.cross_check(chapter, root)
+    if ev is not None:
+        print(f"{chapter}: {ev.summary()} (later seeds against the first seed's profiles)")
+        for line in ev.wrong:
+            print(f"  {line}")
+    return 0

@@ -1152,3 +1152,13 @@ def _(got, ref):
                   hint="nothing from earlier calls: a new dict each call")
     C.check_true(got["distinct"] is True, "two calls returned the same dict object",
                  hint="create the dict inside the function, not as a default argument or a global")
+
+
+#: Why each reference solution is right: one line shown under the worked solution in a student's feedback once the
+#: instructor releases solutions (grade-class --solutions), never before.
+WHY = {
+    "adaptive_depth": "Assigning block to self after super().__init__() registers it as a submodule. h and steps are locals, so each call starts afresh; .item() only reads the change for the Python stop test, while h = new keeps every application in the graph, and the strict < never fires when tol <= 0.",
+    "sgd_step": "backward() adds into .grad, so stale gradients are set to None first and one backward gives exactly this loss's gradient. The update runs in place under no_grad (same leaves, not recorded) and skips parameters whose grad is None, so unused ones keep their value whatever the weight decay.",
+    "pooled_scores": "One broadcast comparison, arange(T) < lengths[:, None], builds the (B, T) mask on the device: the op count does not depend on B and nothing is read back. Multiplying x by it zeroes the padding in a new tensor (zero gradient there); the sum over time / lengths is each mean.",
+    "record_activations": "make_hook(name) binds each name when its hook is made, named_modules() lists a shared module once, and each call overwrites its entry, so the last tensor output wins. The handles are removed in finally with no except: the hooks go even when model(x) raises, and the error propagates.",
+}

@@ -1513,3 +1513,15 @@ def _(got, ref):
         C.check_close(g["scale"], r["scale"], name=f"scale after the update ({label})",
                       hint="for a 1-D x there is no dimension to average over (m = |x|), and mean(dim=()) averages "
                            "over everything; reshape(-1, features).mean(0) covers every rank")
+
+
+#: Why each reference solution is right: one line shown under the worked solution in a student's feedback once the
+#: instructor releases solutions (grade-class --solutions), never before.
+WHY = {
+    "graph_nodes": "Nodes are tracked by the node objects themselves (set and dict keys), so a node reached twice counts once and same-named nodes stay distinct. An explicit stack avoids the recursion limit, and Kahn's algorithm emits a node only after every node feeding it; (None, 0) entries are skipped.",
+    "soft_clip": "With u = x / limit and t = tanh(u), dy/dx = 1 - t^2 and dy/dlimit = t - u(1 - t^2); sum_to_size folds the broadcast limit gradient back to limit's shape. Per-call data lives on ctx (tensors via save_for_backward, a number limit as an attribute), so each call keeps its own limit.",
+    "find_gradient_cuts": "autograd.grad on a private detached copy of x returns the gradient without writing any .grad (an unused or gradless result counts as zero); central differences under no_grad measure the true derivative. allclose flags a term only where they really disagree; nothing is caught, so errors propagate.",
+    "dann_loss": "The reversal hook sits on h.clone(), a tensor made in this call that feeds only the domain head, so only that branch's gradient reaches the encoder times -lambd, using this call's lambd, with no hook on a module. An empty source mask gives h.sum() * 0.0, not the NaN of an empty mean.",
+    "gradient_penalty": "detach().requires_grad_(True) makes xhat a fresh leaf, so penalty.backward() cannot reach the generator through fake. autograd.grad with create_graph=True returns a recorded gradient without touching .grad, and summing the scores is enough because each score depends only on its own sample.",
+    "scale_and_track": "x * scale.clone() saves a private copy for backward, so the later in-place update of scale neither trips the version counter nor changes the gradient. m comes from x.detach() reshaped to (-1, features), right for every rank (1-D too), and mul_/add_ write into the caller's tensor object.",
+}

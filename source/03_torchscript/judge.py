@@ -920,3 +920,13 @@ def _(got, ref):
     C.check_close(_logits(got.get("after", {}), "the loaded package after training the model"), ref["want"][0],
                   name="the loaded package after three optimizer steps on the model", rtol=1e-4, atol=1e-5,
                   hint="a package holds its own copy of the weights: return the package, not the program")
+
+
+#: Why each reference solution is right: one line shown under the worked solution in a student's feedback once the
+#: instructor releases solutions (grade-class --solutions), never before.
+WHY = {
+    "weighted_mean": "The class annotation weights: Optional[Tensor] types the scripted attribute as tensor-or-None whatever it held at compile time, so it can be set and cleared. Reading it into the local w lets script refine the Optional after the is-not-None test; the caller's tensor is only cast, never changed.",
+    "export_classifier": "Exporting copy.deepcopy(model).eval() gives a program with dropout off and its own weights, so later training and the caller's modes are untouched. Doubling a 1-row example avoids the 0/1 specialisation, and dynamic_shapes by position works whatever the argument's name; features stay static.",
+    "export_for_serving": "The wrapper's forward(input_ids, attention_mask) returns just the logits tensor of an eval-mode deepcopy (a snapshot without dropout). Giving both inputs the same batch and length Dim objects says their shapes match, and the length's max from model.config makes longer inputs fail.",
+    "package_for_serving": "aoti_compile_and_package compiles the program and writes it, with its own copy of the weights, to the file at path, replacing what was there; aoti_load_package loads that file, so the returned package depends on neither the program nor the model.",
+}

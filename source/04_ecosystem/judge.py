@@ -1088,3 +1088,13 @@ def _(got, ref):
         C.check_float(got["metrics"][key], got["want"][key], name=f"metrics[{key!r}] of the reloaded module",
                       rel=1e-5, abs_tol=1e-6, hint="plain cross-entropy and the fraction of correct argmax predictions "
                                                    "of the reloaded module's float32 logits on (val_images, val_labels)")
+
+
+#: Why each reference solution is right: one line shown under the worked solution in a student's feedback once the
+#: instructor releases solutions (grade-class --solutions), never before.
+WHY = {
+    "linear_probe": "num_classes=0 drops the classifier, and forward_features + forward_head(pre_logits=True) pool exactly as that architecture's head does, its width from head_hidden_size or num_features. eval() calls train(False), so the overridden train() puts the backbone back in eval after every mode change.",
+    "make_optimizer": "named_parameters() lists a shared parameter once and frozen ones are skipped; each trainable one gets a (weight decay, lr) key from timm's exemption rule and from whether it is, by identity, a parameter of get_classifier(), and each key becomes one AdamW group.",
+    "load_checkpoint_flexible": "Prefixes are stripped only while the key names no entry of the model, and every decision goes into a new dict first, so an unknown key raises KeyError before anything is copied and the checkpoint stays unchanged. copy_ into model.state_dict()'s tensors then writes into the model itself.",
+    "fine_tuner": "save_hyperparameters() records every argument, so load_from_checkpoint can rerun __init__ alone; timm loads the file's weights into all but the new classifier. The mean/std come from the model's own data config, LocalMixup uses its own generator, and metrics use the reloaded model's float32 logits.",
+}

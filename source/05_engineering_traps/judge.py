@@ -1278,3 +1278,17 @@ def _(got, ref):
                       hint="start the test backward from no gradients (stale ones hide an unused head); frozen "
                            "parameters do not count")
         check_untouched(g["after"], r["before"], r["label"])
+
+
+#: Why each reference solution is right: one line shown under the worked solution in a student's feedback once the
+#: instructor releases solutions (grade-class --solutions), never before.
+WHY = {
+    "jpeg_folder_dataset": "Classes are the sorted names of root's subfolders only (is_dir), so stray files are ignored and labels are stable; __init__ keeps only path strings and labels, which pickle small. decode_jpeg(..., mode=ImageReadMode.RGB) turns grayscale and CMYK files into (3, H, W) uint8 too.",
+    "sync_batch_stats": "Each rank shares only its per-channel mean, biased variance and count (an empty shard sends zeros with count 0, weight 0, never NaN). After all_gather, the law of total variance weighted by counts combines them, avoiding the float32 cancellation of E[x^2] - E[x]^2.",
+    "train_logged": "The sample-weighted sum loss.item() * len(y) and the sample count accumulate locally as Python numbers; at the end of each interval one all_reduce of a two-element float64 tensor gives the global sum and count, whose ratio weighs every sample on every rank equally.",
+    "train_accumulated": "Forward and backward of every micro-batch but a group's last run under model.no_sync(), so DDP all-reduces once per group, and dividing each loss by the group size makes the accumulated gradient the group mean. step() then zero_grad() after the last backward leaves the gradients clear.",
+    "train_and_record": "The hook appends output.detach(), which keeps the values but not the graph, so no batch's graph outlives its step and the activations have no history. Only the handle this function registered is removed, in finally: the hook is gone after a return or an exception, other hooks stay.",
+    "evaluate": "model.eval() switches Dropout and BatchNorm, torch.no_grad() stops any graph; summing with reduction=\"sum\" and dividing by the total y.numel() counts every target value once. Each module's own training flag is saved first and put back in finally, even when the loop raises.",
+    "tbptt_train": "detach_state cuts the history of a tensor or of every tensor in a tuple; applying it at each chunk boundary (the incoming state included) keeps gradients inside the chunk, never in earlier chunks, with no retain_graph. The returned state is detached too, so the next call continues the stream.",
+    "preflight": "SyncBatchNorm is itself a _BatchNorm, so it is excluded explicitly. The unused-parameter probe runs on a deepcopy with every grad set to None, so a stale gradient cannot hide an unused parameter and the real model's values, buffers, grads and mode are never touched.",
+}

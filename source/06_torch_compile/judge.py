@@ -1055,3 +1055,14 @@ def _(got, ref):
             C.check_equal(r["graphs"], 1, name=f"graphs compiled for the {label} signals (one length)")
     C.check_true(not isinstance(got["grad"], str), f"backward through x[op(x)] (aot_eager, fullgraph) raised {got['grad']}")
     C.check_close(got["grad"], ref["grad_expected"], name="x.grad through x[op(x)] in compiled code")
+
+
+#: Why each reference solution is right: one line shown under the worked solution in a student's feedback once the
+#: instructor releases solutions (grade-class --solutions), never before.
+WHY = {
+    "break_report": "torch._dynamo.reset() before each compile makes every call start cold, so cached code cannot hide graphs or breaks. The counting backend sees each graph, capture_logs keeps one record per break and restores the log settings, and the fullgraph=True compile runs inside try/except.",
+    "postprocess_fixed": "Every break source is replaced by tensor ops: comparing with the 0-d logits.mean() needs no .item(), torch.where computes both cases of legacy_score elementwise, and the print is gone. Values keep logits' dtype, and a float16 inf where keep is False still becomes 0.",
+    "warmup_scale_fixed": "Dynamo guards on Python int attributes but not on tensor values, so the count lives in a long buffer incremented in place in every mode, which state_dict saves as \"step\". Casting step to the output's dtype before dividing and clamping at 1 keeps float64 precision.",
+    "summarise_unbacked": "Nothing asks about the unbacked size: max(L, 1) gives a symbolic count, so the mean never divides by 0, and the extra -inf row keeps amax off an empty set, its -inf then replaced by 0. So one graph is right for every L, 0 and 1 included.",
+    "register_peaks_op": "As a custom op, legacy_peaks is opaque to Dynamo, so it causes no break; the fake returns an int64 tensor of new_dynamic_size() length on x's device, an unbacked size, so one graph serves any number of peaks. The integer output needs no autograd formula: x[op(x)] carries the gradient.",
+}

@@ -1,5 +1,6 @@
 """Detaches h inside the loop: same outputs and steps, but only the last application gets gradients."""
 KIND = "graph"
+NOTE = "Detaching h inside the loop cuts the graph between applications: only the last application contributes to the block's gradient, and none reaches x. Gradients must flow through every step."
 CELL = "adaptive_depth"
 FAILS = ["test_adaptive_depth_gradients"]
 SOURCE = '''

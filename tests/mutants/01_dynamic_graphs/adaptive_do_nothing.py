@@ -1,5 +1,6 @@
 """Does nothing: keeps no block and returns the input with one step."""
 KIND = "do-nothing"
+NOTE = "The answer does not do the work the statement asks for yet: it never applies the block and returns its input with one step."
 CELL = "adaptive_depth"
 FAILS = ["test_adaptive_depth_values", "test_adaptive_depth_data_dependent", "test_adaptive_depth_gradients",
          "test_adaptive_depth_max_steps", "test_adaptive_depth_module"]

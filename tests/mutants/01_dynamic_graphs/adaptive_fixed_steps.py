@@ -1,5 +1,6 @@
 """Always runs max_steps: the stopping rule is ignored, so depth no longer depends on the data."""
 KIND = "wrong-value"
+NOTE = "Running a fixed max_steps applications ignores the stopping rule, so the depth no longer depends on the data: each application's change has to be measured and can end the loop early."
 CELL = "adaptive_depth"
 FAILS = ["test_adaptive_depth_values", "test_adaptive_depth_data_dependent", "test_adaptive_depth_gradients",
          "test_adaptive_depth_max_steps", "test_adaptive_depth_module"]

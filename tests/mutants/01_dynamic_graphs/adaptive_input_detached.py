@@ -1,5 +1,6 @@
 """Starts from x.detach(): the block's parameters get their gradients, but nothing flows back to x."""
 KIND = "graph"
+NOTE = "Starting from a detached copy of x cuts the graph at the input: the block still gets gradients, but x gets none. Applying the block never changes x, so there is nothing to protect it from."
 CELL = "adaptive_depth"
 FAILS = ["test_adaptive_depth_gradients"]
 SOURCE = '''

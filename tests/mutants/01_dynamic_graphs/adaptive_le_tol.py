@@ -1,5 +1,6 @@
 """Stops when the change is <= tol: with tol=0 a step that changes nothing stops the loop (the rule is strict)."""
 KIND = "edge-case"
+NOTE = "The stopping test must be strict: with tol <= 0 the loop must never stop early, and a change of exactly 0 is not below a tol of 0."
 CELL = "adaptive_depth"
 FAILS = ["test_adaptive_depth_max_steps"]
 SOURCE = '''

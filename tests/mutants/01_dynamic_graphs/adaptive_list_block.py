@@ -1,5 +1,6 @@
 """Keeps the block in a plain list: it works, but the block is not a registered submodule (no parameters)."""
 KIND = "contract"
+NOTE = "A module kept inside a plain Python list is not registered as a submodule: net.parameters() does not yield the block's parameters, so an optimiser would never train them."
 CELL = "adaptive_depth"
 FAILS = ["test_adaptive_depth_module"]
 SOURCE = '''

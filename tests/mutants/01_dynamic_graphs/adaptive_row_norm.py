@@ -1,5 +1,6 @@
 """Wrong reduction: averages the per-row norms instead of taking the norm over the whole tensor."""
 KIND = "wrong-value"
+NOTE = "The change is one 2-norm over all elements of the tensor, all batch rows together; the mean of per-row norms is a different number, so the loop can stop at the wrong step."
 CELL = "adaptive_depth"
 FAILS = ["test_adaptive_depth_values", "test_adaptive_depth_module"]
 SOURCE = '''

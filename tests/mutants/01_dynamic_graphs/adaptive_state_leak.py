@@ -1,5 +1,6 @@
 """Keeps the step counter on self and never resets it: a second call on the same net starts where the first stopped."""
 KIND = "state"
+NOTE = "A step counter kept on self survives from one call to the next, so a second call on the same net does not start afresh. Per-call state belongs in local variables of forward."
 CELL = "adaptive_depth"
 FAILS = ["test_adaptive_depth_module"]
 SOURCE = '''

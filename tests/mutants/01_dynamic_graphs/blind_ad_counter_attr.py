@@ -1,6 +1,7 @@
 """Step counter lives on self and is reset only on convergence: after a call that hit max_steps, the next call runs 0 steps and returns x. (written blind, from the release alone)."""
 CELL = 'adaptive_depth'
 KIND = 'state'
+NOTE = "A step counter kept on self survives from one call to the next, so a second call on the same net does not start afresh. Per-call state belongs in local variables of forward."
 FAILS = ['test_adaptive_depth_module']
 SOURCE = '''
 class AdaptiveDepthNet(nn.Module):

@@ -1,6 +1,7 @@
 """Starts from x.detach().clone() 'to leave x alone': the block gets gradients, x gets none. (written blind, from the release alone)."""
 CELL = 'adaptive_depth'
 KIND = 'graph'
+NOTE = "Starting from a detached copy of x cuts the graph at the input: the block still gets gradients, but x gets none. Applying the block never changes x, so there is nothing to protect it from."
 FAILS = ['test_adaptive_depth_gradients']
 SOURCE = '''
 class AdaptiveDepthNet(nn.Module):

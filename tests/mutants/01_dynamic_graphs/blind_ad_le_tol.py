@@ -1,6 +1,7 @@
 """Stops when the change is <= tol: with tol=0 it stops at once on an application that changes nothing. (written blind, from the release alone)."""
 CELL = 'adaptive_depth'
 KIND = 'edge-case'
+NOTE = "The stopping test must be strict: with tol <= 0 the loop must never stop early, and a change of exactly 0 is not below a tol of 0."
 FAILS = ['test_adaptive_depth_max_steps']
 SOURCE = '''
 class AdaptiveDepthNet(nn.Module):

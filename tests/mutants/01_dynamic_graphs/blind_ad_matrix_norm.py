@@ -1,6 +1,7 @@
 """Measures the change with linalg.matrix_norm (Frobenius): whole-tensor only for 2-D x; 1-D and 3-D+ inputs crash. (written blind, from the release alone)."""
 CELL = 'adaptive_depth'
 KIND = 'edge-case'
+NOTE = "matrix_norm treats the last two dimensions as a matrix: it fails on a 1-D x and gives one norm per matrix for 3-D and larger inputs, while the change is one norm over the whole tensor."
 FAILS = ['test_adaptive_depth_values']
 SOURCE = '''
 class AdaptiveDepthNet(nn.Module):

@@ -1,6 +1,7 @@
 """Reuses one module-level dict, cleared at the start of each call: every call returns the same object, so an earlier result changes under the caller. (written blind, from the release alone)."""
 CELL = 'record_activations'
 KIND = 'state'
+NOTE = "A result dict that outlives the call (a module-level dict, or a mutable default argument) is shared by every call: one call's results leak into, or are overwritten by, later calls."
 FAILS = ['test_record_activations_fresh', 'test_record_activations_repeated', 'test_record_activations_shapes']
 SOURCE = '''
 _SHAPES: dict = {}

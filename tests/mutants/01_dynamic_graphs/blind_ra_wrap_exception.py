@@ -1,6 +1,7 @@
 """Catches the model's exception and re-raises it as RuntimeError with context: a ValueError/TypeError from the model reaches the caller as a different type. (written blind, from the release alone)."""
 CELL = 'record_activations'
 KIND = 'contract'
+NOTE = "Re-raising the model's exception as another type hides the original: a caller that catches the real error type no longer sees it. Clean up, but let the exception through unchanged."
 FAILS = ['test_record_activations_cleanup']
 SOURCE = '''
 def record_activations(model: nn.Module, x: torch.Tensor) -> dict[str, torch.Size]:

@@ -1,6 +1,7 @@
 """Uses torch.autograd.grad and never touches .grad: a stale .grad from before the call is still there afterwards. (written blind, from the release alone)."""
 CELL = 'sgd_step'
 KIND = 'contract'
+NOTE = "torch.autograd.grad returns this loss's gradients without touching .grad, so a stale .grad from earlier code is still there afterwards; the step must leave no gradient behind on any parameter."
 FAILS = ['test_sgd_step_no_accumulation']
 SOURCE = '''
 def sgd_step(params: list[torch.Tensor], loss_fn, lr: float, weight_decay: float = 0.0) -> float:

@@ -1,6 +1,7 @@
 """Delegates the step to torch.optim.SGD inside sgd_step (values are right, but the exercise forbids torch.optim). (written blind, from the release alone)."""
 CELL = 'sgd_step'
 KIND = 'contract'
+NOTE = "The update is meant to be written by hand: delegating it to a torch.optim optimiser gives the right numbers but skips the exercise, which allows no optimiser."
 FAILS = ['test_sgd_step_update']
 SOURCE = '''
 def sgd_step(params: list[torch.Tensor], loss_fn, lr: float, weight_decay: float = 0.0) -> float:

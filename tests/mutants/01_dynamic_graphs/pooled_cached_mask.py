@@ -1,5 +1,6 @@
 """Caches the mask per (B, T) shape "to save work": a later batch of the same shape with other lengths reuses the wrong mask."""
 KIND = "state"
+NOTE = "A mask cached across calls by batch shape belongs to the lengths of an earlier batch; each call must build its mask from its own lengths and keep nothing for the next call."
 CELL = "pooled_scores"
 FAILS = ["test_pooled_scores_edge_cases", "test_pooled_scores_gradients", "test_pooled_scores_values"]
 SOURCE = '''

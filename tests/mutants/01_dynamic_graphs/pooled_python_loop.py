@@ -1,5 +1,6 @@
 """Still a Python loop over the samples (lengths read with .tolist()): right values and gradients, B times the ops."""
 KIND = "contract"
+NOTE = "A Python loop over the samples runs a few ops per sample and reads the lengths back to Python; the batched version must run the same ops whatever the batch size, on the device."
 CELL = "pooled_scores"
 FAILS = ["test_pooled_scores_batched"]
 SOURCE = '''

@@ -1,5 +1,6 @@
 """Assumes every output is a tensor: a module returning a tuple (nn.LSTM) makes the hook raise."""
 KIND = "edge-case"
+NOTE = "Not every submodule returns a tensor (nn.LSTM returns a tuple): a hook that reads .shape on every output raises. Outputs that are not tensors are to be left out."
 CELL = "record_activations"
 FAILS = ["test_record_activations_shapes", "test_record_activations_repeated"]
 SOURCE = '''

@@ -1,5 +1,6 @@
 """Cleans up by clearing every module's _forward_hooks: the user's own hooks vanish too."""
 KIND = "mutation"
+NOTE = "Clearing a module's forward-hook dict also wipes hooks the caller had registered; remove only the hooks you added, through the handles that registering them returned."
 CELL = "record_activations"
 FAILS = ["test_record_activations_cleanup"]
 SOURCE = '''

@@ -1,5 +1,6 @@
 """Never removes its hooks: they stay registered and keep firing on every later forward pass."""
 KIND = "state"
+NOTE = "A forward hook stays registered until its handle is removed: hooks that are never removed keep firing on every later forward pass of the model."
 CELL = "record_activations"
 FAILS = ["test_record_activations_cleanup"]
 SOURCE = '''

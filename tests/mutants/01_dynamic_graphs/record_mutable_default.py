@@ -1,5 +1,6 @@
 """A mutable default argument as the result dict: shapes from earlier calls leak into later ones."""
 KIND = "state"
+NOTE = "A result dict that outlives the call (a module-level dict, or a mutable default argument) is shared by every call: one call's results leak into, or are overwritten by, later calls."
 CELL = "record_activations"
 FAILS = ["test_record_activations_shapes", "test_record_activations_repeated", "test_record_activations_fresh"]
 SOURCE = '''

@@ -1,5 +1,6 @@
 """Removes its hooks after model(x), but not in finally: a forward that raises leaves them behind."""
 KIND = "edge-case"
+NOTE = "Cleanup that runs only after the forward pass returns is skipped when the model raises, leaving the hooks registered; hook removal must happen whether or not the model fails."
 CELL = "record_activations"
 FAILS = ["test_record_activations_cleanup"]
 SOURCE = '''

@@ -1,5 +1,6 @@
 """Hooks only the direct children (named_children): nested submodules are missing."""
 KIND = "wrong-value"
+NOTE = "named_children() yields only the direct children; nested submodules, which named_modules() also lists, get no hook and are missing from the result."
 CELL = "record_activations"
 FAILS = ["test_record_activations_shapes", "test_record_activations_fresh"]
 SOURCE = '''

@@ -1,5 +1,6 @@
 """Takes the gradients with torch.autograd.grad and never touches .grad: a stale .grad from earlier code is still there afterwards (issue 19)."""
 KIND = "state"
+NOTE = "torch.autograd.grad returns this loss's gradients without touching .grad, so a stale .grad from earlier code is still there afterwards; the step must leave no gradient behind on any parameter."
 CELL = "sgd_step"
 FAILS = ["test_sgd_step_no_accumulation"]
 SOURCE = '''

@@ -1,5 +1,6 @@
 """Treats a missing gradient as zeros (written blind from the release): weight decay still shrinks a parameter the loss does not use."""
 KIND = "edge-case"
+NOTE = "A parameter the loss does not use has no gradient (None), which is not a zero gradient: treating it as zeros lets weight decay shrink a parameter the loss never touched."
 CELL = "sgd_step"
 FAILS = ["test_sgd_step_edge_cases"]
 SOURCE = '''

@@ -1,5 +1,6 @@
 """Returns loss_fn() evaluated again after the update: a second call, and the wrong (new) value."""
 KIND = "wrong-value"
+NOTE = "The value to return is the loss that was back-propagated, from before the update; calling loss_fn() again runs it a second time and reports the updated parameters' loss."
 CELL = "sgd_step"
 FAILS = ["test_sgd_step_returns_float"]
 SOURCE = '''

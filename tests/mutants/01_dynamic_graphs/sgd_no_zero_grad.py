@@ -1,5 +1,6 @@
 """Never clears the gradients: the next step (and a stale .grad) adds into this one."""
 KIND = "graph"
+NOTE = "backward() adds into .grad: without discarding stale gradients before it and clearing them after the step, old gradients are added into this step and into the next one."
 CELL = "sgd_step"
 FAILS = ["test_sgd_step_no_accumulation", "test_sgd_step_edge_cases", "test_sgd_step_leaves"]
 SOURCE = '''

@@ -1,5 +1,6 @@
 """Delegates to torch.optim.SGD (zero_grad, backward, step, zero_grad): right numbers, but the statement asks for the update written by hand."""
 KIND = "contract"
+NOTE = "The update is meant to be written by hand: delegating it to a torch.optim optimiser gives the right numbers but skips the exercise, which allows no optimiser."
 CELL = "sgd_step"
 FAILS = ["test_sgd_step_update"]
 SOURCE = '''

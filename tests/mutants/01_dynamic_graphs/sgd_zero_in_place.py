@@ -1,5 +1,6 @@
 """Zeroes stale gradients in place (zero_grad(set_to_none=False)): an unused parameter that held one then has a zero gradient, not None, and weight decay shrinks it (issue 19)."""
 KIND = "edge-case"
+NOTE = "Zeroing a stale .grad in place leaves a zero tensor, not 'no gradient': a parameter the loss does not use then looks as if it had one, and weight decay moves it."
 CELL = "sgd_step"
 FAILS = ["test_sgd_step_edge_cases"]
 SOURCE = '''

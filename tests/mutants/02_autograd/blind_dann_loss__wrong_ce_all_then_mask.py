@@ -1,6 +1,7 @@
 """Computes the per-sample cross-entropy on every sample, target ones included, then masks: a target sample's placeholder label (-1, or >= classes) makes cross_entropy raise. (written blind, from the release alone)."""
 CELL = 'dann_loss'
 KIND = 'edge-case'
+NOTE = "Masking after the cross-entropy still sends the target samples' placeholder labels (-1, or past the last class) into cross_entropy, which raises on them; they must not reach it at all."
 FAILS = ['test_dann_value']
 SOURCE = '''
 def dann_loss(encoder, task_head, domain_head, x, y, domain, lambd=1.0):

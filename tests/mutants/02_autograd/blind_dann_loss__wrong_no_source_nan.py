@@ -1,6 +1,7 @@
 """Masks the target samples with ignore_index=-100: with no source sample in the batch the task loss is the mean of nothing, NaN, instead of 0. (written blind, from the release alone)."""
 CELL = 'dann_loss'
 KIND = 'edge-case'
+NOTE = "With no source sample in the batch the task loss is a mean over nothing, which is NaN; the statement asks for a task loss of 0 in that case."
 FAILS = ['test_dann_value']
 SOURCE = '''
 def dann_loss(encoder, task_head, domain_head, x, y, domain, lambd=1.0):

@@ -1,6 +1,7 @@
 """Calls zero_grad() on the three modules inside dann_loss 'to start clean': gradients accumulated before the call (gradient accumulation over micro-batches) are wiped. (written blind, from the release alone)."""
 CELL = 'dann_loss'
 KIND = 'contract'
+NOTE = "Building a loss must not touch .grad: zeroing gradients inside it wipes those accumulated before the call (earlier micro-batches, say). Clearing gradients is the training loop's job."
 FAILS = ['test_dann_per_call']
 SOURCE = '''
 def dann_loss(encoder, task_head, domain_head, x, y, domain, lambd=1.0):

@@ -1,6 +1,7 @@
 """Nudges the caller's x in place through .data (+h, -2h, +h) for the finite differences: x's values drift by rounding (not bit-identical afterwards), and .data hides the change from the version counter, so a graph that saved x silently uses the drifted values. (written blind, from the release alone)."""
 CELL = 'find_gradient_cuts'
 KIND = 'mutation'
+NOTE = "Nudging the caller's x in place for finite differences changes it: +h and -h steps do not round back to the same bits, and writes through .data are hidden from autograd. Nudge a copy you own."
 FAILS = ['test_find_cuts_side_effects']
 SOURCE = '''
 def find_gradient_cuts(terms: dict, x: torch.Tensor) -> list[str]:

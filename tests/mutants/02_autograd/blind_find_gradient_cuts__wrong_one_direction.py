@@ -1,6 +1,7 @@
 """Checks one directional derivative only (along the all-ones vector: grad.sum() vs one finite difference), so a cut whose error sums to zero over the elements is missed. (written blind, from the release alone)."""
 CELL = 'find_gradient_cuts'
 KIND = 'wrong-value'
+NOTE = "A single summary of the gradient (its norm, or its slope along one direction) can match the true one while the gradient itself is wrong; compare the two element by element."
 FAILS = ['test_find_cuts_partial']
 SOURCE = '''
 def find_gradient_cuts(terms: dict, x: torch.Tensor) -> list[str]:

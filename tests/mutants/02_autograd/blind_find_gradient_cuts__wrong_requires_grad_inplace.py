@@ -1,6 +1,7 @@
 """Marks the caller's x as requiring grad in place (x.requires_grad_(True)) when it does not, and never switches it back. (written blind, from the release alone)."""
 CELL = 'find_gradient_cuts'
 KIND = 'mutation'
+NOTE = "Making the caller's x require grad and differentiating through it changes the caller's tensor; take gradients at a fresh leaf copy that the tool owns, and leave x exactly as it was."
 FAILS = ['test_find_cuts_side_effects']
 SOURCE = '''
 def find_gradient_cuts(terms: dict, x: torch.Tensor) -> list[str]:

@@ -1,6 +1,7 @@
 """Wraps each term in try/except Exception and skips a term that raises, so a broken term is silently reported as clean instead of propagating. (written blind, from the release alone)."""
 CELL = 'find_gradient_cuts'
 KIND = 'contract'
+NOTE = "Catching a term's exception and moving on reports a broken term as clean; an exception raised by a term must propagate to the caller."
 FAILS = ['test_find_cuts_side_effects']
 SOURCE = '''
 def find_gradient_cuts(terms: dict, x: torch.Tensor) -> list[str]:

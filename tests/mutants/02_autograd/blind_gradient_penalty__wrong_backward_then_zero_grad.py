@@ -1,6 +1,7 @@
 """Gets g from scores.backward(create_graph=True) and xhat.grad, then critic.zero_grad() to remove the scores' gradient: right penalty, but every gradient the critic held before the call (the Wasserstein loss's, accumulated micro-batches) is wiped. (written blind, from the release alone)."""
 CELL = 'gradient_penalty'
 KIND = 'contract'
+NOTE = "Taking the input gradient with backward() writes into the critic's .grad, and zeroing it afterwards also wipes gradients it held before the call; the penalty must leave .grad untouched."
 FAILS = ['test_gradient_penalty_double_backward']
 SOURCE = '''
 def gradient_penalty(critic, real, fake, alpha):

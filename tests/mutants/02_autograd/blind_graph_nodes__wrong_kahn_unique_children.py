@@ -1,6 +1,7 @@
 """Kahn's algorithm that counts every edge but decrements once per distinct child: a node fed twice by one node (x * x) never becomes ready and is missing. (written blind, from the release alone)."""
 CELL = 'graph_nodes'
 KIND = 'edge-case'
+NOTE = "next_functions has one entry per edge, so a node used twice by one op (x * x) appears twice: edges counted per entry must be released per entry, or that node never becomes ready."
 FAILS = ['test_graph_nodes_each_node_once', 'test_graph_nodes_leaves_and_no_history', 'test_graph_nodes_topological_order']
 SOURCE = '''
 def graph_nodes(t: torch.Tensor) -> list[str]:

@@ -1,6 +1,7 @@
 """Iterative stack DFS in pre-order (mark on push): emits a node before all its feeders when the diamond's inputs come in the other order. (written blind, from the release alone)."""
 CELL = 'graph_nodes'
 KIND = 'graph'
+NOTE = "Discovery order (breadth-first, or depth-first pre-order) is not a topological order: in a diamond the shared node can come out before a node that feeds it, which must come first."
 FAILS = ['test_graph_nodes_topological_order']
 SOURCE = '''
 def graph_nodes(t: torch.Tensor) -> list[str]:

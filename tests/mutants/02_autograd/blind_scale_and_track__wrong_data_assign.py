@@ -1,6 +1,7 @@
 """Replaces the buffer's storage with scale.data = new (same Python object, new storage): a scale that is a view into a larger buffer no longer writes into that buffer. (written blind, from the release alone)."""
 CELL = 'scale_and_track'
 KIND = 'mutation'
+NOTE = "Assigning to .data swaps in new storage: the object stays the same, but a scale that is a view into a larger buffer no longer writes into that buffer. The update must write into the existing storage."
 FAILS = ['test_track_values']
 SOURCE = '''
 def scale_and_track_(x: torch.Tensor, scale: torch.Tensor, momentum: float = 0.1) -> torch.Tensor:

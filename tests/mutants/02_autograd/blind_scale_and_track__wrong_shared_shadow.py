@@ -1,6 +1,7 @@
 """Reuses one module-level shadow copy of scale for the product (refilled with copy_ each call, to avoid an allocation): two calls before one backward share it, and backward raises 'modified by an inplace operation'. (written blind, from the release alone)."""
 CELL = 'scale_and_track'
 KIND = 'state'
+NOTE = "A copy for the product reused across calls is overwritten in place by the next call, so a graph that saved it fails its version check; each call's product needs a copy of its own."
 FAILS = ['test_track_backward']
 SOURCE = '''
 _SHADOW = None

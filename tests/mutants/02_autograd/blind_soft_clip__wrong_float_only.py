@@ -1,6 +1,7 @@
 """Tests isinstance(limit, float) to spot a number limit: an int limit (soft_clip(x, 3)) goes down the tensor path and save_for_backward raises. (written blind, from the release alone)."""
 CELL = 'soft_clip'
 KIND = 'edge-case'
+NOTE = "A number limit may be a Python int as well as a float: treating everything that is not a float as a tensor sends an int limit to save_for_backward, which accepts only tensors."
 FAILS = ['test_soft_clip_backward']
 SOURCE = '''
 class SoftClip(torch.autograd.Function):

@@ -1,6 +1,7 @@
 """Turns a number limit into a 1-element 1-D tensor (x.new_tensor([limit])): for a 0-dim x the output has shape (1,) instead of x's shape (). (written blind, from the release alone)."""
 CELL = 'soft_clip'
 KIND = 'edge-case'
+NOTE = "Turning a number limit into a 1-element 1-D tensor changes broadcasting: for a 0-dim x the output gets shape (1,) instead of x's shape ()."
 FAILS = ['test_soft_clip_forward']
 SOURCE = '''
 class SoftClip(torch.autograd.Function):

@@ -1,6 +1,7 @@
 """Keeps the number limit on the class (SoftClip.limit) instead of ctx: two calls with different limits in one graph, then one backward, both use the last limit. (written blind, from the release alone)."""
 CELL = 'soft_clip'
 KIND = 'state'
+NOTE = "A limit stored on the Function class is shared by every call: with two calls in one graph, backward of both uses the last limit. Per-call data belongs on ctx."
 FAILS = ['test_soft_clip_backward']
 SOURCE = '''
 class SoftClip(torch.autograd.Function):

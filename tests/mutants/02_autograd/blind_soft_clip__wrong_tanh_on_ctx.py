@@ -1,6 +1,7 @@
 """Saves x with save_for_backward but keeps the tensors tanh(x/limit) and a tensor limit as plain ctx attributes (no version check, kept alive by the node, a reference cycle for the output-shaped tensor). (written blind, from the release alone)."""
 CELL = 'soft_clip'
 KIND = 'contract'
+NOTE = "Tensors kept as plain ctx attributes bypass save_for_backward: autograd neither checks them for in-place changes nor frees them after backward. Tensors that backward needs must be saved."
 FAILS = ['test_soft_clip_uses_function']
 SOURCE = '''
 class SoftClip(torch.autograd.Function):

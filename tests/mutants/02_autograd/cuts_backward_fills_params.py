@@ -1,6 +1,7 @@
 """A fresh leaf per term, but term(leaf).backward() to get the gradient: right answers, and every parameter or weight tensor the terms use gets a .grad."""
 CELL = "find_gradient_cuts"
 KIND = "mutation"
+NOTE = "backward() adds into .grad of every leaf a term uses, its weights included, so the check changes tensors it does not own; the gradient must be obtained without storing it anywhere."
 FAILS = ['test_find_cuts_side_effects']
 SOURCE = '''
 def find_gradient_cuts(terms: dict, x: torch.Tensor) -> list[str]:

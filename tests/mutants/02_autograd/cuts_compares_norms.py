@@ -1,6 +1,7 @@
 """Compares the norm of autograd's gradient with the norm of the finite differences: a gradient of the right size but the wrong sign passes."""
 CELL = "find_gradient_cuts"
 KIND = "wrong-value"
+NOTE = "A single summary of the gradient (its norm, or its slope along one direction) can match the true one while the gradient itself is wrong; compare the two element by element."
 FAILS = ['test_find_cuts_partial']
 SOURCE = '''
 def find_gradient_cuts(terms, x):

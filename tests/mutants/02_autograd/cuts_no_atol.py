@@ -1,6 +1,7 @@
 """torch.allclose with a relative tolerance only (atol=0): a clean term whose derivative is exactly 0 somewhere is reported, since finite differences give about 1e-12 there."""
 CELL = "find_gradient_cuts"
 KIND = "edge-case"
+NOTE = "A purely relative tolerance fails where the true derivative is 0: finite differences give rounding noise there that no relative bound accepts, so a clean term is reported."
 FAILS = ['test_find_cuts_no_false_alarms']
 SOURCE = '''
 def find_gradient_cuts(terms, x):

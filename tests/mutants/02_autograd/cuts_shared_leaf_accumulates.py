@@ -1,6 +1,7 @@
 """One leaf for all terms and term(leaf).backward() each time, never cleared: later terms see the earlier gradients too."""
 CELL = "find_gradient_cuts"
 KIND = "state"
+NOTE = "backward() adds into .grad, so one leaf reused for every term accumulates earlier terms' gradients into later ones; each term's gradient must be measured on its own."
 FAILS = ['test_find_cuts_full', 'test_find_cuts_no_false_alarms', 'test_find_cuts_partial', 'test_find_cuts_segmentation', 'test_find_cuts_side_effects']
 SOURCE = '''
 def find_gradient_cuts(terms: dict, x: torch.Tensor) -> list[str]:

@@ -1,6 +1,7 @@
 """Flags only terms whose gradient is missing or zero (with a value that changes): a wrong nonzero gradient passes."""
 CELL = "find_gradient_cuts"
 KIND = "wrong-value"
+NOTE = "A cut does not always zero the gradient: cut on one of several paths, the gradient is nonzero but wrong. Compare autograd's gradient with the derivative of the values, not with zero."
 FAILS = ['test_find_cuts_partial', 'test_find_cuts_segmentation', 'test_find_cuts_side_effects']
 SOURCE = '''
 def find_gradient_cuts(terms: dict, x: torch.Tensor) -> list[str]:

@@ -1,6 +1,7 @@
 """A gradient-reversal Function that keeps lambd on the class: two calls in one graph both use the last lambd."""
 CELL = "dann_loss"
 KIND = "state"
+NOTE = "A lambd stored on the Function class is shared by every call: with two calls in one graph, backward reverses both by the last lambd. Per-call values belong on ctx."
 FAILS = ['test_dann_per_call']
 SOURCE = '''
 class _Reverse(torch.autograd.Function):

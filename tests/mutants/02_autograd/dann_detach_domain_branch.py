@@ -1,6 +1,7 @@
 """The domain head gets h.detach(): it still learns, but the encoder never sees the domain loss (a stop, not a reversal)."""
 CELL = "dann_loss"
 KIND = "graph"
+NOTE = "Detaching the domain branch stops its gradient instead of reversing it: the domain head still learns, but the encoder never receives minus lambd times the domain loss's gradient."
 FAILS = ['test_dann_encoder', 'test_dann_per_call']
 SOURCE = '''
 def dann_loss(encoder, task_head, domain_head, x, y, domain, lambd=1.0):

@@ -1,6 +1,7 @@
 """No guard for a batch without source samples: the mean over an empty selection is NaN."""
 CELL = "dann_loss"
 KIND = "edge-case"
+NOTE = "With no source sample in the batch the task loss is a mean over nothing, which is NaN; the statement asks for a task loss of 0 in that case."
 FAILS = ['test_dann_value']
 SOURCE = '''
 def dann_loss(encoder, task_head, domain_head, x, y, domain, lambd=1.0):

@@ -1,6 +1,7 @@
 """The reversing hook registered on h itself: h feeds both heads, so the task gradient into the encoder is reversed too."""
 CELL = "dann_loss"
 KIND = "graph"
+NOTE = "A hook on h acts on every gradient that reaches h, from both heads, so the task gradient into the encoder is reversed too; the reversal must sit where only the domain branch passes."
 FAILS = ['test_dann_encoder', 'test_dann_per_call']
 SOURCE = '''
 def dann_loss(encoder, task_head, domain_head, x, y, domain, lambd=1.0):

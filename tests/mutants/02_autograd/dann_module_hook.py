@@ -1,6 +1,7 @@
 """Reverses with a backward hook registered on the domain head at every call: right once, but the hooks pile up and act on every later backward."""
 CELL = "dann_loss"
 KIND = "state"
+NOTE = "A hook registered on a module at every call stays there: the hooks pile up and act on every later backward. A reversal should belong to tensors made in this call."
 FAILS = ['test_dann_per_call']
 SOURCE = '''
 def dann_loss(encoder, task_head, domain_head, x, y, domain, lambd=1.0):

@@ -1,6 +1,7 @@
 """The norm taken over the whole batch at once instead of per sample."""
 CELL = "gradient_penalty"
 KIND = "wrong-value"
+NOTE = "The penalty uses one gradient norm per sample, averaged over the samples; a single norm over the whole batch's gradient is a different quantity."
 FAILS = ['test_gradient_penalty_value', 'test_gradient_penalty_in_graph', 'test_gradient_penalty_double_backward']
 SOURCE = '''
 def gradient_penalty(critic, real, fake, alpha):

@@ -1,6 +1,7 @@
 """No create_graph=True: the value is right but the penalty is a constant, so the critic gets no gradient from it."""
 CELL = "gradient_penalty"
 KIND = "graph"
+NOTE = "Without create_graph=True the gradient itself is not recorded, so to autograd the penalty is a constant: the critic gets no gradient from it."
 FAILS = ["test_gradient_penalty_in_graph", "test_gradient_penalty_double_backward"]
 SOURCE = '''
 def gradient_penalty(critic, real, fake, alpha):

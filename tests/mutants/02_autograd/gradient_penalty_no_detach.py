@@ -1,6 +1,7 @@
 """xhat built from fake without a detach (requires_grad_ only where it is a leaf): right value and critic gradients, but when fake = G(z) the penalty's gradient flows into the generator."""
 CELL = "gradient_penalty"
 KIND = "graph"
+NOTE = "xhat built from fake keeps fake's history, so penalty.backward() reaches the generator through it; xhat has to be a fresh leaf, cut from the histories of real and fake."
 FAILS = ['test_gradient_penalty_double_backward']
 SOURCE = '''
 def gradient_penalty(critic, real, fake, alpha):

@@ -1,6 +1,7 @@
 """scores.backward(create_graph=True) and xhat.grad: the value is right, but the critic's own gradient lands in .grad."""
 CELL = "gradient_penalty"
 KIND = "graph"
+NOTE = "backward() on the scores also adds their gradient into the critic's .grad, so the critic gets the scores' gradient besides the penalty's; the input gradient must be obtained without storing anything."
 FAILS = ["test_gradient_penalty_double_backward"]
 SOURCE = '''
 def gradient_penalty(critic, real, fake, alpha):

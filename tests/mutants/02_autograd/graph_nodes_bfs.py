@@ -1,6 +1,7 @@
 """Breadth-first order with de-duplication: right nodes, but a diamond's shared node can come before one of its senders."""
 CELL = "graph_nodes"
 KIND = "wrong-value"
+NOTE = "Discovery order (breadth-first, or depth-first pre-order) is not a topological order: in a diamond the shared node can come out before a node that feeds it, which must come first."
 FAILS = ["test_graph_nodes_topological_order"]
 SOURCE = '''
 def graph_nodes(t: torch.Tensor) -> list[str]:

@@ -1,6 +1,7 @@
 """Leaves' AccumulateGrad nodes dropped ("they are not operations"), otherwise a correct topological walk."""
 CELL = "graph_nodes"
 KIND = "edge-case"
+NOTE = "The leaves' AccumulateGrad nodes are backward nodes too (they write .grad), and every reachable node is to be listed, them included."
 FAILS = ['test_graph_nodes_each_node_once', 'test_graph_nodes_topological_order', 'test_graph_nodes_leaves_and_no_history']
 SOURCE = '''
 def graph_nodes(t: torch.Tensor) -> list[str]:

@@ -1,6 +1,7 @@
 """A visited set kept between calls (module level, never cleared): the second graph that shares nodes with an earlier one, or the same graph walked twice, loses them."""
 CELL = "graph_nodes"
 KIND = "state"
+NOTE = "A visited set kept at module level survives between calls, so a later walk skips nodes an earlier call saw; each call needs bookkeeping of its own."
 FAILS = ['test_graph_nodes_each_node_once', 'test_graph_nodes_topological_order', 'test_graph_nodes_leaves_and_no_history']
 SOURCE = '''
 _SEEN = set()

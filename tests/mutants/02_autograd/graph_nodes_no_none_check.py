@@ -1,6 +1,7 @@
 """Does not skip the (None, 0) entries of inputs without grad: crashes on any graph with a constant input."""
 CELL = "graph_nodes"
 KIND = "edge-case"
+NOTE = "Entries (None, 0) in next_functions stand for inputs that need no gradient: they are not nodes, and following them crashes the walk on any graph with a constant input."
 FAILS = ['test_graph_nodes_each_node_once', 'test_graph_nodes_topological_order', 'test_graph_nodes_leaves_and_no_history']
 SOURCE = '''
 def graph_nodes(t: torch.Tensor) -> list[str]:

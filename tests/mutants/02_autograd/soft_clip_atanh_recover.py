@@ -1,6 +1,7 @@
 """Saves only t = tanh(x / limit) and recovers u = atanh(t) for the limit's gradient: where tanh rounds to 1 (saturated logits, the very case soft-capping is for) u is inf and the gradient NaN."""
 CELL = "soft_clip"
 KIND = "edge-case"
+NOTE = "Recovering x / limit from the saved tanh with atanh breaks where tanh rounds to 1 (the saturated case soft-capping is for): it gives inf, and the limit's gradient becomes NaN."
 FAILS = ['test_soft_clip_limit_grad']
 SOURCE = '''
 class SoftClip(torch.autograd.Function):

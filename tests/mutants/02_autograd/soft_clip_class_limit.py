@@ -1,6 +1,7 @@
 """The limit kept on the class (SoftClip.limit) instead of ctx: two calls in one graph both use the last limit."""
 CELL = "soft_clip"
 KIND = "state"
+NOTE = "A limit stored on the Function class is shared by every call: with two calls in one graph, backward of both uses the last limit. Per-call data belongs on ctx."
 FAILS = ['test_soft_clip_backward', 'test_soft_clip_limit_grad']
 SOURCE = '''
 class SoftClip(torch.autograd.Function):

@@ -1,6 +1,7 @@
 """An identity Function whose backward passes grad_output through: it agrees with its own forward, and nothing else."""
 CELL = "soft_clip"
 KIND = "do-nothing"
+NOTE = "The answer does not do the work the statement asks for yet: forward returns its input and backward passes the gradient through unchanged."
 FAILS = ['test_soft_clip_forward', 'test_soft_clip_backward', 'test_soft_clip_limit_grad', 'test_soft_clip_gradcheck', 'test_soft_clip_uses_function']
 SOURCE = '''
 class SoftClip(torch.autograd.Function):

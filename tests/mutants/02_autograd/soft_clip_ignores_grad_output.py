@@ -1,6 +1,7 @@
 """Returns the local derivatives without multiplying by grad_output: right only when grad_output is all ones."""
 CELL = "soft_clip"
 KIND = "wrong-value"
+NOTE = "backward returns a vector-Jacobian product: grad_output times the local derivative. The local derivative alone is right only when the incoming gradient is all ones."
 FAILS = ['test_soft_clip_backward', 'test_soft_clip_limit_grad', 'test_soft_clip_gradcheck']
 SOURCE = '''
 class SoftClip(torch.autograd.Function):

@@ -1,6 +1,7 @@
 """Divides x in place to save memory (x.div_(limit)): the caller's x changes, and gradcheck's repeated calls see corrupted inputs. It also keeps a tensor limit as a ctx attribute (not saved with save_for_backward)."""
 CELL = "soft_clip"
 KIND = "mutation"
+NOTE = "x.detach() shares x's storage, so dividing it in place changes the caller's x; forward must leave its inputs unchanged. A tensor limit also belongs in save_for_backward, not in a ctx attribute."
 FAILS = ['test_soft_clip_forward', 'test_soft_clip_limit_grad', 'test_soft_clip_gradcheck', 'test_soft_clip_uses_function']
 SOURCE = '''
 class SoftClip(torch.autograd.Function):

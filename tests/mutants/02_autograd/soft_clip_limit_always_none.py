@@ -1,6 +1,7 @@
 """Treats the limit as a constant even when it is a tensor that requires grad: returns None for it."""
 CELL = "soft_clip"
 KIND = "edge-case"
+NOTE = "A tensor limit that requires grad is a learnable input: returning None for it means it never learns. None is right only when the limit is a plain number."
 FAILS = ['test_soft_clip_limit_grad', 'test_soft_clip_gradcheck']
 SOURCE = '''
 class SoftClip(torch.autograd.Function):

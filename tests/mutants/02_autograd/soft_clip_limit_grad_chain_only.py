@@ -1,6 +1,7 @@
 """The limit's gradient forgets the limit inside the tanh: grad_output * tanh(x / limit), the product rule's first half only."""
 CELL = "soft_clip"
 KIND = "wrong-value"
+NOTE = "The limit appears twice in limit * tanh(x / limit), outside and inside the tanh: its gradient needs the product rule and the chain rule, and this one keeps only the outer term."
 FAILS = ['test_soft_clip_limit_grad', 'test_soft_clip_gradcheck']
 SOURCE = '''
 class SoftClip(torch.autograd.Function):

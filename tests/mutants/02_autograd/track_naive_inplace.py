@@ -1,6 +1,7 @@
 """y = x * scale, then scale.mul_().add_(): mul saved scale, so backward raises the version-counter error."""
 CELL = "scale_and_track"
 KIND = "graph"
+NOTE = "x * scale saves scale for backward, and the in-place update changes it afterwards: the version counter notices and backward raises. The product and the buffer must not share one storage."
 FAILS = ["test_track_backward"]
 SOURCE = '''
 def scale_and_track_(x: torch.Tensor, scale: torch.Tensor, momentum: float = 0.1) -> torch.Tensor:

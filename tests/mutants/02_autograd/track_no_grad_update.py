@@ -1,6 +1,7 @@
 """The update under torch.no_grad(), believed to make it safe: the version counter still counts, backward raises."""
 CELL = "scale_and_track"
 KIND = "graph"
+NOTE = "torch.no_grad() stops recording, not version counting: an in-place change of a tensor the product saved is still detected, and backward raises."
 FAILS = ["test_track_backward"]
 SOURCE = '''
 def scale_and_track_(x: torch.Tensor, scale: torch.Tensor, momentum: float = 0.1) -> torch.Tensor:

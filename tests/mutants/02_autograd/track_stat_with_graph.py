@@ -1,6 +1,7 @@
 """The statistic computed from x with its graph: the buffer gets a grad_fn and drags every later step's graph along."""
 CELL = "scale_and_track"
 KIND = "graph"
+NOTE = "Computing the statistic from x with its graph makes the buffer part of autograd's graph (it requires grad and gains a grad_fn); the update should use x's values only."
 FAILS = ["test_track_state", "test_track_backward"]
 SOURCE = '''
 def scale_and_track_(x: torch.Tensor, scale: torch.Tensor, momentum: float = 0.1) -> torch.Tensor:

@@ -1,6 +1,7 @@
 """Switches the caller's model to eval and restores it with model.train(was_training): submodules that were frozen in eval mode come back in train mode. (written blind, from the release alone)."""
 CELL = 'export_classifier'
 KIND = 'mutation'
+NOTE = "model.train(flag) sets every submodule to the same mode, so submodules that were in eval mode before (frozen ones) come back in train mode: each submodule's own flag is what has to be restored."
 FAILS = ['test_export_classifier_leaves_model']
 SOURCE = '''
 def export_classifier(model: nn.Module, example: Tensor) -> torch.export.ExportedProgram:

@@ -1,6 +1,7 @@
 """Turns dropout off by setting every nn.Dropout's p to 0 on a copy instead of calling eval(): code that reads self.training still takes the training path."""
 CELL = "export_for_serving"
 KIND = "edge-case"
+NOTE = "Inference means the whole model in eval mode, not only its Dropout layers switched off: a model's own code may read self.training (as BERT's attention dropout does), and it still sees training mode."
 FAILS = ["test_serving_logits"]
 VIOLATES = "equal to the eval-mode model's logits (the logits of `model.eval()`: the model's own code may read `self.training`, as BERT's attention dropout does)."
 SOURCE = '''

@@ -1,6 +1,7 @@
 """Returns the FIRST entry of the model's output mapping instead of its "logits" entry (right only when logits comes first)."""
 CELL = "export_for_serving"
 KIND = "overfit"
+NOTE = "A model's output mapping is read by key: its first entry is not necessarily the logits (a loss or other outputs may come first), so the logits entry has to be picked by its name."
 FAILS = ["test_serving_logits"]
 VIOLATES = "returns a mapping (a `dict`, or a transformers `ModelOutput`) whose `\"logits\"` entry is a `(batch, num_labels)` tensor ... that returns the **logits tensor** itself"
 SOURCE = '''

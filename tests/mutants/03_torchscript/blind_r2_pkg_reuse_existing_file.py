@@ -1,6 +1,7 @@
 """Skips the compile when a file already exists at `path` and loads that (possibly stale, other model's) package."""
 CELL = "package_for_serving"
 KIND = "state"
+NOTE = "A file already at the path may be an older package or another model's: skipping the compile when it exists serves stale code and weights instead of the program you were given."
 FAILS = ["test_serving_package"]
 VIOLATES = "Compile `program` with AOTInductor into the package file `path` (the file is there when your function returns), load that file, and return the loaded package"
 SOURCE = '''

@@ -1,6 +1,7 @@
 """Compiles the package WITHOUT its weights (package_constants_in_so=False) and loads copies of the program's weights into the returned object: the file at `path` alone is not a working package."""
 CELL = "package_for_serving"
 KIND = "contract"
+NOTE = "A package compiled without its weights inside is not a working file on its own: the weights live only in the object you loaded, so a new process that loads the file has none."
 FAILS = ["test_serving_package"]
 VIOLATES = "Compile `program` with AOTInductor into the package file `path` ... load that file / It holds its own weights"
 SOURCE = '''

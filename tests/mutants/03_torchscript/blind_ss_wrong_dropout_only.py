@@ -1,6 +1,7 @@
 """Turns off only the nn.Dropout submodules of the copy instead of calling .eval(): code that tests a module's own `self.training` (BERT's attention dropout) stays in train mode. (written blind, from the release alone)."""
 CELL = 'export_for_serving'
 KIND = 'wrong-value'
+NOTE = "Inference means the whole model in eval mode, not only its Dropout layers switched off: a model's own code may read self.training (as BERT's attention dropout does), and it still sees training mode."
 FAILS = ['test_serving_logits']
 SOURCE = '''
 from typing import Callable

@@ -1,6 +1,7 @@
 """Default weights built as float32 (torch.ones) and the mask cast with .float(): a float16/bfloat16 x returns a float32 result. (written blind, from the release alone)."""
 CELL = 'weighted_mean'
 KIND = 'edge-case'
+NOTE = "Multiplying x by float32 weights or a mask cast to float32 promotes the result: a float16 or bfloat16 input must give a result in its own dtype, so every factor has to follow x's dtype."
 FAILS = ['test_weighted_mean_eager']
 SOURCE = '''
 class WeightedMean(nn.Module):

@@ -1,6 +1,7 @@
 """Normalises the weights in __init__ with `weights /= weights.sum()`: an in-place division of the caller's tensor (and a crash on integer weights). (written blind, from the release alone)."""
 CELL = 'weighted_mean'
 KIND = 'mutation'
+NOTE = "Rescaling the weights in place changes the caller's tensor; it is not even needed, since the weighted mean divides by the sum of the weights used anyway."
 FAILS = ['test_weighted_mean_eager']
 SOURCE = '''
 class WeightedMean(nn.Module):

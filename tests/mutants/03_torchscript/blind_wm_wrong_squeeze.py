@@ -1,6 +1,7 @@
 """Reduces with keepdim=True and then calls .squeeze(): every size-1 batch dimension disappears too (x of shape (1, 4) gives shape ()). (written blind, from the release alone)."""
 CELL = 'weighted_mean'
 KIND = 'edge-case'
+NOTE = "squeeze() with no dimension removes every size-1 dimension, batch dimensions included: x of shape (1, 5) must give shape (1,), not a 0-d tensor."
 FAILS = ['test_weighted_mean_eager']
 SOURCE = '''
 class WeightedMean(nn.Module):

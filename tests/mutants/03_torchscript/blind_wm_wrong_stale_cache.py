@@ -1,6 +1,7 @@
 """Caches the cast weights on the first call and reuses them: replacing `weights` after a call (without clearing first) has no effect. (written blind, from the release alone)."""
 CELL = 'weighted_mean'
 KIND = 'state'
+NOTE = "A private copy of the weights (taken at construction or on the first call) goes stale: serving code changes the weights attribute, and forward only sees that change if it reads the attribute on every call."
 FAILS = ['test_weighted_mean_set_weights']
 SOURCE = '''
 class WeightedMean(nn.Module):

@@ -1,6 +1,7 @@
 """Records and restores every submodule's mode but exports the live model: the program shares its weights, so training afterwards changes it."""
 CELL = "export_classifier"
 KIND = "state"
+NOTE = "An exported program holds the model's parameters by reference: exporting the caller's own model, even with its modes restored, lets later training change the program's outputs."
 FAILS = ["test_export_classifier_snapshot"]
 SOURCE = '''
 def export_classifier(model: nn.Module, example: Tensor) -> torch.export.ExportedProgram:

@@ -1,6 +1,7 @@
 """No dynamic_shapes: the batch size is specialised to the example's, other batch sizes are rejected."""
 CELL = "export_classifier"
 KIND = "edge-case"
+NOTE = "Without dynamic shapes, torch.export specialises every dimension to the example's size, so the program rejects every other batch size."
 FAILS = ["test_export_classifier_dynamic_batch"]
 SOURCE = '''
 def export_classifier(model: nn.Module, example: Tensor) -> torch.export.ExportedProgram:

@@ -2,6 +2,7 @@
 written at `path` (a caller that ships the file ships nothing)."""
 CELL = "package_for_serving"
 KIND = "contract"
+NOTE = "The package has to be written at the path you were given: compiling into a file of your own leaves nothing at that path for the caller to ship."
 FAILS = ["test_serving_package"]
 SOURCE = '''
 from typing import Callable

@@ -1,6 +1,7 @@
 """Compiles the package and returns the path aoti_compile_and_package gives back, not the loaded package."""
 CELL = "package_for_serving"
 KIND = "wrong-value"
+NOTE = "The AOTInductor compile returns the package's path, not something to call: the compiled model is what loading that file gives back."
 FAILS = ["test_serving_package"]
 SOURCE = '''
 from typing import Callable

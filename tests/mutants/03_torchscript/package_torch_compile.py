@@ -2,6 +2,7 @@
 and no package file."""
 CELL = "package_for_serving"
 KIND = "state"
+NOTE = "torch.compile compiles a Python module just in time: it writes no package file and keeps sharing the program's weights, unlike an AOTInductor package compiled ahead of time."
 FAILS = ["test_serving_package"]
 SOURCE = '''
 from typing import Callable

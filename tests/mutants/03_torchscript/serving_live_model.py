@@ -1,6 +1,7 @@
 """Exports an eval-mode wrapper of the caller's own model (modes restored afterwards): the program shares its weights."""
 CELL = "export_for_serving"
 KIND = "state"
+NOTE = "An exported program holds the model's parameters by reference: exporting a wrapper of the caller's own model, even with its mode restored, lets later training change the program's outputs."
 FAILS = ["test_serving_snapshot"]
 SOURCE = '''
 from typing import Callable

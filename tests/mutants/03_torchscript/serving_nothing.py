@@ -1,6 +1,7 @@
 """Returns None: no program at all (a do-nothing answer must score 0)."""
 CELL = "export_for_serving"
 KIND = "do-nothing"
+NOTE = "The answer does not do the work the statement asks for yet: it returns a placeholder instead of an exported program."
 FAILS = ["test_serving_logits", "test_serving_shapes", "test_serving_snapshot"]
 SOURCE = '''
 from typing import Callable

@@ -1,6 +1,7 @@
 """Exports the model itself: the program returns the model's dictionary, not the logits tensor."""
 CELL = "export_for_serving"
 KIND = "contract"
+NOTE = "The program returns whatever the exported module's forward returns: exporting the model itself gives back its whole output mapping, while the caller needs the logits tensor."
 FAILS = ["test_serving_logits", "test_serving_shapes", "test_serving_snapshot"]
 SOURCE = '''
 from typing import Callable

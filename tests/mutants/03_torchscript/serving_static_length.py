@@ -1,6 +1,7 @@
 """Makes only the batch dynamic: the sequence length is specialised to the example's."""
 CELL = "export_for_serving"
 KIND = "edge-case"
+NOTE = "Only the batch is dynamic here: torch.export specialises the sequence length to the example's, so every other length is rejected. Each input dimension that varies must be declared dynamic."
 FAILS = ["test_serving_shapes"]
 SOURCE = '''
 from typing import Callable

@@ -1,6 +1,7 @@
 """Exports a copy without switching it to eval mode: dropout stays in the graph."""
 CELL = "export_for_serving"
 KIND = "graph"
+NOTE = "Export captures what runs: a copy exported in train mode keeps dropout in the graph, so the program does not give the eval-mode model's logits."
 FAILS = ["test_serving_logits", "test_serving_shapes", "test_serving_snapshot"]
 SOURCE = '''
 from typing import Callable

@@ -1,6 +1,7 @@
 """Calls the model without the attention mask (it pools over the padding too)."""
 CELL = "export_for_serving"
 KIND = "wrong-value"
+NOTE = "Without the attention mask the model treats padding as real tokens and pools over it: padded rows then do not give the eval-mode logits of the masked call."
 FAILS = ["test_serving_logits", "test_serving_shapes", "test_serving_snapshot"]
 SOURCE = '''
 from typing import Callable

@@ -1,6 +1,7 @@
 """Copies the weights into a private attribute at construction: setting `weights` on the scripted module later changes nothing."""
 CELL = "weighted_mean"
 KIND = "state"
+NOTE = "A private copy of the weights (taken at construction or on the first call) goes stale: serving code changes the weights attribute, and forward only sees that change if it reads the attribute on every call."
 FAILS = ["test_weighted_mean_set_weights", "test_weighted_mean_roundtrip"]
 SOURCE = '''
 class WeightedMean(nn.Module):

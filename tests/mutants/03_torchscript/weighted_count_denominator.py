@@ -1,6 +1,7 @@
 """Divides by the number of masked-in positions instead of the sum of their weights."""
 CELL = "weighted_mean"
 KIND = "wrong-value"
+NOTE = "A weighted mean divides by the sum of the factors used (weight times mask), not by the number of positions kept: otherwise the result is scaled whenever the weights are not all ones."
 FAILS = ["test_weighted_mean_eager", "test_weighted_mean_scripted", "test_weighted_mean_set_weights", "test_weighted_mean_roundtrip"]
 SOURCE = '''
 class WeightedMean(nn.Module):

@@ -1,6 +1,7 @@
 """Reduces over dim=1 (the demo's 2-D case) instead of the last dimension: wrong for 1-D and 3-D inputs."""
 CELL = "weighted_mean"
 KIND = "wrong-value"
+NOTE = "The mean is over the last dimension whatever the rank: dim=1 is the last one only for 2-D inputs, so a 3-D input is reduced along the wrong axis."
 FAILS = ["test_weighted_mean_eager", "test_weighted_mean_scripted", "test_weighted_mean_set_weights", "test_weighted_mean_roundtrip"]
 SOURCE = '''
 class WeightedMean(nn.Module):

@@ -1,6 +1,7 @@
 """Turns the weights and the mask into float32 (`.float()`): a bfloat16 input gives a float32 result (found writing wrong answers from the release)."""
 CELL = "weighted_mean"
 KIND = "edge-case"
+NOTE = "Multiplying x by float32 weights or a mask cast to float32 promotes the result: a float16 or bfloat16 input must give a result in its own dtype, so every factor has to follow x's dtype."
 FAILS = ["test_weighted_mean_eager"]
 SOURCE = '''
 class WeightedMean(nn.Module):

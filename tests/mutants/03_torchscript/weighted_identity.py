@@ -1,6 +1,7 @@
 """Returns x unchanged: no reduction at all (a do-nothing answer must score 0)."""
 CELL = "weighted_mean"
 KIND = "do-nothing"
+NOTE = "The answer does not do the work the statement asks for yet: forward returns its input unchanged instead of a weighted mean."
 FAILS = ["test_weighted_mean_eager", "test_weighted_mean_scripted", "test_weighted_mean_set_weights", "test_weighted_mean_roundtrip"]
 SOURCE = '''
 class WeightedMean(nn.Module):

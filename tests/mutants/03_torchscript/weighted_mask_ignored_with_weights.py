@@ -1,6 +1,7 @@
 """With weights set, ignores the mask (the weighted branch returns early)."""
 CELL = "weighted_mean"
 KIND = "edge-case"
+NOTE = "Weights and mask are not alternatives: with weights set, the mask still applies, and each position's factor is its weight times its mask, in the numerator and the denominator alike."
 FAILS = ["test_weighted_mean_eager", "test_weighted_mean_scripted", "test_weighted_mean_set_weights", "test_weighted_mean_roundtrip"]
 SOURCE = '''
 class WeightedMean(nn.Module):

@@ -1,6 +1,7 @@
 """No class-level `weights: Optional[Tensor]`: script types the attribute from its value (None or Tensor), so it cannot be set or cleared later."""
 CELL = "weighted_mean"
 KIND = "edge-case"
+NOTE = "Without a declared Optional[Tensor] type, torch.jit.script types the attribute from the value it holds at compile time (None or a Tensor), so serving code cannot later switch it to the other."
 FAILS = ["test_weighted_mean_set_weights", "test_weighted_mean_roundtrip"]
 SOURCE = '''
 class WeightedMean(nn.Module):

@@ -1,6 +1,7 @@
 """Traces the module instead of scripting it: the weights become constants of the trace and the mask branch is fixed."""
 CELL = "weighted_mean"
 KIND = "contract"
+NOTE = "torch.jit.trace records one run: the weights become constants and only the branch taken (mask or no mask) is kept. torch.jit.script compiles the control flow and keeps the attribute settable."
 FAILS = ["test_weighted_mean_scripted", "test_weighted_mean_set_weights", "test_weighted_mean_roundtrip"]
 SOURCE = '''
 class WeightedMean(nn.Module):

@@ -1,6 +1,7 @@
 """Loads the file itself and drops keys starting with 'head': right for a ViT only; another architecture's head (fc, head.fc, classifier) is not dropped. (written blind, from the release alone)."""
 CELL = 'fine_tuner'
 KIND = 'overfit'
+NOTE = "Which tensors form the classifier depends on the architecture (head, fc, head.fc, classifier): dropping the file's keys by one prefix fits one model only, and another's old head fails to load."
 FAILS = ['test_capstone_build']
 SOURCE = '''
 import timm.optim

@@ -1,6 +1,7 @@
 """Caps steps with max_epochs=1, limit_train_batches=max_steps: fewer than max_steps steps when the loader has fewer batches. (written blind, from the release alone)."""
 CELL = 'fine_tuner'
 KIND = 'edge-case'
+NOTE = "Capping the batches of a single epoch bounds the number of steps but does not reach it: when the loader has fewer batches than max_steps, training stops early. The run must stop on the optimizer step count."
 FAILS = ['test_capstone_fit']
 SOURCE = '''
 import timm.optim

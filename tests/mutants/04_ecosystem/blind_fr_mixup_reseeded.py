@@ -1,6 +1,7 @@
 """Reseeds self.mixup's own generator with mix_seed at every step: every step draws the same mix (lam, box, mode). (written blind, from the release alone)."""
 CELL = 'fine_tuner'
 KIND = 'state'
+NOTE = "A seeded mixer is seeded once and then keeps its generator's state: seeding it again (or building a new one) at every step makes every step draw the same mix."
 FAILS = ['test_capstone_training_step']
 SOURCE = '''
 import timm.optim

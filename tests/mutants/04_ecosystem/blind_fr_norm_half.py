@@ -1,6 +1,7 @@
 """Hard-codes mean = std = 0.5 (the visible ViT's numbers) instead of reading the model's own data config. (written blind, from the release alone)."""
 CELL = 'fine_tuner'
 KIND = 'overfit'
+NOTE = "Normalisation belongs to the weights: the mean and std come from each model's own data config, and fixed numbers (ImageNet's, or one model's) are wrong for models trained with other ones."
 FAILS = ['test_capstone_build']
 SOURCE = '''
 import timm.optim

@@ -1,6 +1,7 @@
 """Loads with load_state_dict(..., assign=True): the model's tensors become the checkpoint's own tensors (no copy, dtype not kept). (written blind, from the release alone)."""
 CELL = 'load_checkpoint_flexible'
 KIND = 'mutation'
+NOTE = "Loading with assign=True makes the model's tensors the checkpoint's own tensors instead of copying into them: model and checkpoint then share storage, and the model's dtypes are not kept."
 FAILS = ['test_load_contract']
 SOURCE = '''
 def load_checkpoint_flexible(model: nn.Module, checkpoint: dict) -> LoadReport:

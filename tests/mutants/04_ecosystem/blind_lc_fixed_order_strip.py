@@ -1,6 +1,7 @@
 """Strips 'model.' then 'module.' once each, in that order: 'model.module.' works, 'module.model.' (a DDP-wrapped LightningModule) does not. (written blind, from the release alone)."""
 CELL = 'load_checkpoint_flexible'
 KIND = 'edge-case'
+NOTE = "Wrapper prefixes can nest in any order and number (a DDP-wrapped LightningModule gives module.model.): stripping each prefix once, in a fixed order, misses some combinations."
 FAILS = ['test_load_unseen_formats']
 SOURCE = '''
 def load_checkpoint_flexible(model: nn.Module, checkpoint: dict) -> LoadReport:

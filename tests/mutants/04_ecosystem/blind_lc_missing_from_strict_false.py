@@ -1,6 +1,7 @@
 """Takes `missing` from load_state_dict(strict=False) on a rebuilt dict: absent num_batches_tracked buffers are not reported. (written blind, from the release alone)."""
 CELL = 'load_checkpoint_flexible'
 KIND = 'edge-case'
+NOTE = "load_state_dict(strict=False) on a rebuilt dict is not a full list of what was not loaded (a dict without _metadata counts as an old checkpoint, so absent buffers go unreported); the model's own keys are."
 FAILS = ['test_load_unseen_formats']
 SOURCE = '''
 def load_checkpoint_flexible(model: nn.Module, checkpoint: dict) -> LoadReport:

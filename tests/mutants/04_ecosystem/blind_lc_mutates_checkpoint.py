@@ -1,6 +1,7 @@
 """Cleans the caller's dict in place: pops the non-tensor entries (epoch, note, ...) out of `checkpoint` itself. (written blind, from the release alone)."""
 CELL = 'load_checkpoint_flexible'
 KIND = 'mutation'
+NOTE = "Cleaning the checkpoint in place (renaming or deleting its entries) changes the caller's dict, which they may reuse; the cleaned state has to live in a new dict while the checkpoint stays as it was."
 FAILS = ['test_load_contract']
 SOURCE = '''
 def load_checkpoint_flexible(model: nn.Module, checkpoint: dict) -> LoadReport:

@@ -1,6 +1,7 @@
 """Forgets to pass in_chans and **timm_kwargs to timm.create_model: only the default 3-channel, default-size model works. (written blind, from the release alone)."""
 CELL = 'linear_probe'
 KIND = 'contract'
+NOTE = "The constructor's arguments describe the backbone to build: dropping in_chans or the extra timm keywords (img_size, depth, ...) builds a different model from the one asked for."
 FAILS = ['test_probe_shapes', 'test_probe_values']
 SOURCE = '''
 class LinearProbe(nn.Module):

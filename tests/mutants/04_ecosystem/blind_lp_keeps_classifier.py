@@ -1,6 +1,7 @@
 """Builds the backbone with its default 1000-class classifier and only skips it in forward: the classifier is not removed. (written blind, from the release alone)."""
 CELL = 'linear_probe'
 KIND = 'contract'
+NOTE = "Skipping the classifier in forward is not removing it: the backbone still holds the old classifier's parameters, so its state_dict is not that of a classifier-free model."
 FAILS = ['test_probe_values']
 SOURCE = '''
 class LinearProbe(nn.Module):

@@ -1,6 +1,7 @@
 """Pools the feature map by hand (spatial mean, width num_features): right for a ResNet only, wrong for ViT/ConvNeXt/MambaOut. (written blind, from the release alone)."""
 CELL = 'linear_probe'
 KIND = 'overfit'
+NOTE = "A plain mean over the feature map is not how every backbone pools: a ViT uses its class token, a ConvNeXt adds a LayerNorm, some add a layer; each timm model's own head knows its pooling and its width."
 FAILS = ['test_probe_shapes', 'test_probe_values']
 SOURCE = '''
 class LinearProbe(nn.Module):

@@ -1,6 +1,7 @@
 """train(mode) ignores mode: .eval() / .train(False) leave the probe and its head in training mode. (written blind, from the release alone)."""
 CELL = 'linear_probe'
 KIND = 'state'
+NOTE = "train(mode) must honour its argument: eval() goes through train(False), so ignoring it leaves the probe and its head in training mode when evaluation is asked for."
 FAILS = ['test_probe_train_mode']
 SOURCE = '''
 class LinearProbe(nn.Module):

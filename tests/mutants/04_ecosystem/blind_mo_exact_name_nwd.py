@@ -1,6 +1,7 @@
 """Matches no_weight_decay() names exactly (name in set) instead of with fnmatch: wildcard patterns such as XCiT's 'pos_embed.*' are missed. (written blind, from the release alone)."""
 CELL = 'make_optimizer'
 KIND = 'edge-case'
+NOTE = "The entries of no_weight_decay() are patterns, not only exact names: a wildcard entry covers many parameters, so an exact-name membership test misses them and they get decayed."
 FAILS = ['test_make_optimizer_decay_groups']
 SOURCE = '''
 def make_optimizer(model: nn.Module, lr: float, weight_decay: float, head_lr_mult: float = 10.0) -> torch.optim.AdamW:

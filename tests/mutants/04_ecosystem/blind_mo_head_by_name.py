@@ -1,6 +1,7 @@
 """Finds the classifier by its top-level name (fc / head / classifier) instead of by identity: ConvNeXt's head.norm gets the head lr. (written blind, from the release alone)."""
 CELL = 'make_optimizer'
 KIND = 'overfit'
+NOTE = "A name prefix does not identify the classifier: a ConvNeXt's head also holds a norm layer, and other models name their classifier differently. The model's own classifier module says which parameters it holds."
 FAILS = ['test_make_optimizer_lr']
 SOURCE = '''
 import fnmatch

@@ -1,6 +1,7 @@
 """Treats the last child module as the head when the model has no get_classifier (e.g. an nn.Sequential): it then gets lr * head_lr_mult. (written blind, from the release alone)."""
 CELL = 'make_optimizer'
 KIND = 'contract'
+NOTE = "A model without a classifier method has no head under the statement's rule: guessing that its last layer is the head gives that layer a learning rate it should not get."
 FAILS = ['test_make_optimizer_lr']
 SOURCE = '''
 import fnmatch

@@ -1,6 +1,7 @@
 """Walks modules and their own parameters (recurse=False): a parameter shared by two modules (tied weights) lands in a group twice. (written blind, from the release alone)."""
 CELL = 'make_optimizer'
 KIND = 'edge-case'
+NOTE = "Visiting each module's own parameters meets a shared (tied) parameter once per module holding it, so it enters the optimizer twice; every trainable parameter belongs to exactly one group."
 FAILS = ['test_make_optimizer_frozen']
 SOURCE = '''
 import fnmatch

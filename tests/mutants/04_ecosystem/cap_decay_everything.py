@@ -1,5 +1,6 @@
 """torch.optim.AdamW(self.parameters(), weight_decay=...): biases, norms, pos_embed and cls_token are decayed too."""
 KIND = "wrong-value"
+NOTE = "One weight decay for every parameter also decays biases, norms and a ViT's position embedding and class token, which timm's rule exempts."
 CELL = "fine_tuner"
 FAILS = ['test_capstone_optimizer', 'test_capstone_fit']
 SOURCE = '''

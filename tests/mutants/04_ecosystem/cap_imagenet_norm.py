@@ -1,5 +1,6 @@
 """Normalises with ImageNet's mean/std by habit instead of the model's data config (this ViT wants 0.5, 0.5)."""
 KIND = "wrong-value"
+NOTE = "Normalisation belongs to the weights: the mean and std come from each model's own data config, and fixed numbers (ImageNet's, or one model's) are wrong for models trained with other ones."
 CELL = "fine_tuner"
 FAILS = ['test_capstone_build', 'test_capstone_training_step']
 SOURCE = '''

@@ -1,5 +1,6 @@
 """Builds the model with pretrained=False and checkpoint_path ignored: the local weights are never loaded."""
 KIND = "contract"
+NOTE = "With pretrained=False the model keeps its random initialisation: the local weights file is never read, so nothing is fine-tuned from it."
 CELL = "fine_tuner"
 FAILS = ['test_capstone_build', 'test_capstone_training_step']
 SOURCE = '''

@@ -1,5 +1,6 @@
 """Uses timm's Mixup and reseeds NumPy's and torch's global generators with mix_seed in every step (the second edition's mix_batch habit): the caller's dropout masks and shuffling repeat."""
 KIND = "state"
+NOTE = "Seeding torch's and NumPy's global generators inside a training step resets every other random draw (dropout, shuffling) and repeats the same mix each step; mixing has its own generator."
 CELL = "fine_tuner"
 FAILS = ['test_capstone_training_step']
 SOURCE = '''

@@ -1,5 +1,6 @@
 """The first edition's answer: timm.optim.create_optimizer_v2(model, opt='adamw', ...): right decay groups, no head learning rate."""
 KIND = "wrong-value"
+NOTE = "timm's optimizer factory applies the weight-decay rule but gives the classifier the same learning rate as the body: a larger head learning rate needs parameter groups of your own."
 CELL = "make_optimizer"
 FAILS = ["test_make_optimizer_lr"]
 SOURCE = '''

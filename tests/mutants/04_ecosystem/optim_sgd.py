@@ -1,5 +1,6 @@
 """Right parameter groups, wrong optimizer: torch.optim.SGD (the default of create_optimizer_v2)."""
 KIND = "contract"
+NOTE = "Right parameter groups in the wrong optimizer: the groups only carry learning rates and weight decay, the optimizer class decides the update rule, and the statement asks for AdamW."
 CELL = "make_optimizer"
 FAILS = ["test_make_optimizer_type"]
 SOURCE = '''

@@ -1,5 +1,6 @@
 """Do-nothing: a module that builds nothing and returns its input; every grade cell of Exercise 4.1 must fail."""
 KIND = "do-nothing"
+NOTE = "The answer does not do the work the statement asks for yet: the module builds nothing and returns its input unchanged."
 CELL = "linear_probe"
 FAILS = ["test_probe_shapes", "test_probe_values", "test_probe_frozen", "test_probe_train_mode"]
 SOURCE = '''

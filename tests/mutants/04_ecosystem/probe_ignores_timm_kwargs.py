@@ -1,5 +1,6 @@
 """Drops **timm_kwargs: a ViT is built for 224 px instead of img_size=32, a ConvNeXt with its default depths."""
 KIND = "contract"
+NOTE = "The constructor's arguments describe the backbone to build: dropping in_chans or the extra timm keywords (img_size, depth, ...) builds a different model from the one asked for."
 CELL = "linear_probe"
 FAILS = ["test_probe_shapes", "test_probe_values"]
 SOURCE = '''

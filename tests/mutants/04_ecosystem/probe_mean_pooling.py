@@ -1,5 +1,6 @@
 """Pools forward_features by hand (spatial mean, token mean): skips ConvNeXt's head LayerNorm, a ViT's class-token pooling and MobileNetV3's conv_head (288 wide, not 1024)."""
 KIND = "wrong-value"
+NOTE = "A plain mean over the feature map is not how every backbone pools: a ViT uses its class token, a ConvNeXt adds a LayerNorm, some add a layer; each timm model's own head knows its pooling and its width."
 CELL = "linear_probe"
 FAILS = ["test_probe_shapes", "test_probe_values"]
 SOURCE = '''

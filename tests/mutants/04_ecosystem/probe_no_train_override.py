@@ -1,5 +1,6 @@
 """Freezes the parameters but never overrides train(): the backbone follows the module's mode (BatchNorm updates, dropout on)."""
 KIND = "state"
+NOTE = "Putting the backbone in eval mode once is undone by the next .train() on the probe, since a parent's mode change reaches every child: the backbone must go back to eval whenever the mode is set."
 CELL = "linear_probe"
 FAILS = ["test_probe_train_mode"]
 SOURCE = '''

@@ -1,5 +1,6 @@
 """Puts the backbone in eval mode but never freezes it: its parameters still require grad (the no_grad forward hides it from backward)."""
 KIND = "graph"
+NOTE = "Eval mode and no_grad do not freeze a module: its parameters still have requires_grad=True. Freezing means turning gradient tracking off on the backbone's parameters themselves."
 CELL = "linear_probe"
 FAILS = ["test_probe_frozen"]
 SOURCE = '''

@@ -1,5 +1,6 @@
 """Head width from num_features: right for ResNet/ConvNeXt/ViT, wrong for MambaOut (head_hidden_size 256, num_features 64)."""
 KIND = "overfit"
+NOTE = "The pooled pre-logit width is not always num_features: some backbones' heads widen the features before the classifier (MambaOut does), so the new head must take the width of the pre-logit features."
 CELL = "linear_probe"
 FAILS = ["test_probe_shapes", "test_probe_values"]
 SOURCE = '''

@@ -1,5 +1,6 @@
 """Sets backbone.training = False by hand: only the top module's flag changes, its BatchNorm children stay in train mode."""
 KIND = "state"
+NOTE = "Setting the training attribute by hand changes only that one module's flag: its BatchNorm and dropout children keep theirs. Only the mode methods pass a mode down to every submodule."
 CELL = "linear_probe"
 FAILS = ["test_probe_train_mode"]
 SOURCE = '''

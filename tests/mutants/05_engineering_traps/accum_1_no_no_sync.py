@@ -1,6 +1,7 @@
 """Accumulates correctly but never uses no_sync: every micro-batch's backward all-reduces."""
 CELL = "train_accumulated"
 KIND = "contract"
+NOTE = "Under DDP every backward all-reduces the gradients unless it runs inside model.no_sync(): accumulating without it gives the right numbers with one all-reduce per micro-batch instead of per group."
 FAILS = ['test_accumulate_one_allreduce']
 SOURCE = '''
 def train_accumulated(model, micro_batches, optimizer, accum_steps):

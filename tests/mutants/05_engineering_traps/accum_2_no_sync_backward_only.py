@@ -1,6 +1,7 @@
 """Puts only the backward inside no_sync: DDP decided in forward() to sync, so every backward still all-reduces."""
 CELL = "train_accumulated"
 KIND = "graph"
+NOTE = "DDP decides during forward() whether the following backward synchronises: putting only the backward inside no_sync() is too late, and every micro-batch is still all-reduced."
 FAILS = ['test_accumulate_one_allreduce']
 SOURCE = '''
 def train_accumulated(model, micro_batches, optimizer, accum_steps):

@@ -1,6 +1,7 @@
 """Backpropagates the unscaled loss: the accumulated gradient is the group's sum, not its mean."""
 CELL = "train_accumulated"
 KIND = "wrong-value"
+NOTE = "Backpropagating each unscaled loss accumulates the sum of the group's gradients, not their mean: each micro-batch loss has to be scaled by the group's size."
 FAILS = ["test_accumulate_values", "test_accumulate_one_allreduce"]
 SOURCE = '''
 def train_accumulated(model, micro_batches, optimizer, accum_steps):

@@ -1,6 +1,7 @@
 """Divides every loss by accum_steps, also in a shorter last group."""
 CELL = "train_accumulated"
 KIND = "edge-case"
+NOTE = "The last group can be shorter than accum_steps: scaling its losses by accum_steps instead of by the group's actual size makes that group's gradient too small."
 FAILS = ['test_accumulate_values']
 SOURCE = '''
 def train_accumulated(model, micro_batches, optimizer, accum_steps):

@@ -1,6 +1,7 @@
 """Steps the optimizer after every micro-batch (no accumulation at all)."""
 CELL = "train_accumulated"
 KIND = "wrong-value"
+NOTE = "Gradient accumulation steps the optimizer once per group, after the group's last backward: stepping after every micro-batch is ordinary training with smaller batches."
 FAILS = ["test_accumulate_values", "test_accumulate_one_allreduce"]
 SOURCE = '''
 def train_accumulated(model, micro_batches, optimizer, accum_steps):

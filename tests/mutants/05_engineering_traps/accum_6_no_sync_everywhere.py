@@ -1,6 +1,7 @@
 """Runs every micro-batch inside no_sync, the last one too: gradients are never averaged across ranks."""
 CELL = "train_accumulated"
 KIND = "contract"
+NOTE = "When every micro-batch, the last one included, runs under no_sync(), DDP never all-reduces: each rank steps with its own gradients and the replicas drift apart."
 FAILS = ['test_accumulate_values', 'test_accumulate_one_allreduce']
 SOURCE = '''
 def train_accumulated(model, micro_batches, optimizer, accum_steps):

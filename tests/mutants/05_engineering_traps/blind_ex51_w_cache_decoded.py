@@ -1,6 +1,7 @@
 """Caches every decoded image on the dataset: after one pass the dataset holds decoded images and pickles big. (written blind, from the release alone)."""
 CELL = 'jpeg_folder_dataset'
 KIND = 'state'
+NOTE = "Caching decoded images on the dataset makes it grow as it is read: once items are cached, the object that gets pickled carries images, and every worker fills a copy of its own."
 FAILS = ['test_jpeg_dataset_pickle_small']
 SOURCE = '''
 class JpegFolderDataset(Dataset):

@@ -1,6 +1,7 @@
 """Filters the root listing by dropping *.txt entries only: a .DS_Store or a stray .jpg becomes a 'class'. (written blind, from the release alone)."""
 CELL = 'jpeg_folder_dataset'
 KIND = 'overfit'
+NOTE = "Only the subfolders of root are classes: any other entry there (a README, a .DS_Store, a stray .jpg) is neither a class nor a sample, whatever its name or extension."
 FAILS = ['test_jpeg_dataset_labels']
 SOURCE = '''
 class JpegFolderDataset(Dataset):

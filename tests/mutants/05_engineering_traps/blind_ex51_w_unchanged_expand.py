@@ -1,6 +1,7 @@
 """Decodes UNCHANGED and expands 1-channel images to 3: a CMYK JPEG comes back with 4 channels. (written blind, from the release alone)."""
 CELL = 'jpeg_folder_dataset'
 KIND = 'edge-case'
+NOTE = "Grayscale is not the only non-RGB JPEG: a CMYK file decodes to 4 channels, and turning it into RGB is a colour conversion, not a channel copy. Decoders can produce RGB for every mode."
 FAILS = ['test_jpeg_dataset_pixels']
 SOURCE = '''
 class JpegFolderDataset(Dataset):

@@ -1,6 +1,7 @@
 """Reduces over dimension 0 only and counts rows: right for (N, C) shards, wrong for (N, C, H, W). (written blind, from the release alone)."""
 CELL = 'sync_batch_stats'
 KIND = 'edge-case'
+NOTE = "Channels are in dimension 1 and every other dimension holds values of a channel: reducing over dimension 0 alone is right for (N, C) shards but not for (N, C, H, W), which have N*H*W values per channel."
 FAILS = ['test_sync_stats_mean_count', 'test_sync_stats_var']
 SOURCE = '''
 def sync_batch_stats(x):

@@ -1,6 +1,7 @@
 """Per-rank mean/var with x.mean(dims): an empty shard gives NaN, and NaN * 0 weight poisons the combined stats. (written blind, from the release alone)."""
 CELL = 'sync_batch_stats'
 KIND = 'edge-case'
+NOTE = "The mean and variance of an empty shard are NaN, and NaN times a zero weight is still NaN: one empty rank poisons the combined statistics. An empty shard must contribute nothing."
 FAILS = ['test_sync_stats_mean_count', 'test_sync_stats_var']
 SOURCE = '''
 def sync_batch_stats(x):

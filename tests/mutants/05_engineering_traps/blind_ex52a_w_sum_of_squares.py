@@ -1,6 +1,7 @@
 """All-reduces sum(x), sum(x**2) and count and uses E[x^2] - E[x]^2: catastrophic cancellation in float32 near 500. (written blind, from the release alone)."""
 CELL = 'sync_batch_stats'
 KIND = 'wrong-value'
+NOTE = "E[x^2] - E[x]^2 subtracts two large, nearly equal numbers: in float32, with values near 500 and a spread of 0.1, the variance loses nearly all its digits. Per-rank statistics can be combined without it."
 FAILS = ['test_sync_stats_var']
 SOURCE = '''
 def sync_batch_stats(x):

@@ -1,6 +1,7 @@
 """Hard-codes a world of 2 ranks (all_gather into 2 buffers): breaks on 3 ranks. (written blind, from the release alone)."""
 CELL = 'sync_batch_stats'
 KIND = 'overfit'
+NOTE = "all_gather needs one output tensor per rank of the group: sizing it for two ranks breaks on any other world size, and the process group can tell how many ranks it has."
 FAILS = ['test_sync_stats_mean_count']
 SOURCE = '''
 def sync_batch_stats(x):

@@ -1,6 +1,7 @@
 """A barrier to 'line the ranks up' plus one all_reduce of all intervals at the end: 2 collectives, too many when there is a single interval. (written blind, from the release alone)."""
 CELL = 'train_logged'
 KIND = 'contract'
+NOTE = "A barrier is a collective too and counts like any other: nothing here needs the ranks lined up, so it only adds a meeting (two collectives where a single interval allows one)."
 FAILS = ['test_logged_collectives']
 SOURCE = '''
 def train_logged(model, batches, optimizer, log_every):

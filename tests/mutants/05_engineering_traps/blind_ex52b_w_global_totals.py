@@ -1,6 +1,7 @@
 """Keeps the running totals in module-level globals and does not reset them after the last (short) interval: a second call mixes in the first call's leftover steps. (written blind, from the release alone)."""
 CELL = 'train_logged'
 KIND = 'state'
+NOTE = "Running totals kept outside the function survive between calls: what one call leaves in them is mixed into the next call's first interval. Each call must log only its own steps."
 FAILS = ['test_logged_collectives', 'test_logged_values']
 SOURCE = '''
 _LOG_STATE = {"loss_sum": 0.0, "count": 0}   # running totals of the current interval

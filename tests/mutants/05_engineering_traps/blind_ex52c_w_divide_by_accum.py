@@ -1,6 +1,7 @@
 """Scales every loss by accum_steps instead of the group's size: the shorter last group gets a too-small gradient. (written blind, from the release alone)."""
 CELL = 'train_accumulated'
 KIND = 'edge-case'
+NOTE = "The last group can be shorter than accum_steps: scaling its losses by accum_steps instead of by the group's actual size makes that group's gradient too small."
 FAILS = ['test_accumulate_values']
 SOURCE = '''
 def train_accumulated(model, micro_batches, optimizer, accum_steps):

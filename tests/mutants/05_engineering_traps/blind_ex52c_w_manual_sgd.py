@@ -1,6 +1,7 @@
 """Updates the parameters by hand with the optimizer's lr instead of optimizer.step(): ignores momentum (and any other optimizer). (written blind, from the release alone)."""
 CELL = 'train_accumulated'
 KIND = 'contract'
+NOTE = "Updating the parameters by hand with the learning rate is plain SGD: it ignores the optimizer's own state and settings (momentum, weight decay, or another optimizer entirely)."
 FAILS = ['test_accumulate_one_allreduce', 'test_accumulate_values']
 SOURCE = '''
 def train_accumulated(model, micro_batches, optimizer, accum_steps):

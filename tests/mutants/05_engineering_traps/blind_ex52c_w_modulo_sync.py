@@ -1,6 +1,7 @@
 """Decides no_sync with (i + 1) % accum_steps != 0: the last backward of a shorter last group runs under no_sync, so that group is never all-reduced. (written blind, from the release alone)."""
 CELL = 'train_accumulated'
 KIND = 'edge-case'
+NOTE = "Whether to synchronise depends on the position within the group, not on a multiple of accum_steps: a shorter last group then ends under no_sync() and its gradients are never all-reduced."
 FAILS = ['test_accumulate_one_allreduce', 'test_accumulate_values']
 SOURCE = '''
 def train_accumulated(model, micro_batches, optimizer, accum_steps):

@@ -1,6 +1,7 @@
 """Flattens each record to (rows, features): a (N, C, L) layer output loses its feature shape. (written blind, from the release alone)."""
 CELL = 'train_and_record'
 KIND = 'edge-case'
+NOTE = "The recorded outputs keep their feature shape, (total rows, *feature shape): flattening each record to (rows, features) loses it for layers whose outputs have more than two dimensions."
 FAILS = ['test_record_hooks', 'test_record_values']
 SOURCE = '''
 def train_and_record(model, loader, optimizer, layer):

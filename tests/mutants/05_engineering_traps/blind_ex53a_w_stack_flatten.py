@@ -1,6 +1,7 @@
 """Concatenates with torch.stack(records).flatten(0, 1): only works when every batch has the same size. (written blind, from the release alone)."""
 CELL = 'train_and_record'
 KIND = 'edge-case'
+NOTE = "torch.stack needs records of identical shape, so a smaller last batch breaks it; batches of different sizes are joined along their existing first dimension, not stacked on a new one."
 FAILS = ['test_record_hooks', 'test_record_values']
 SOURCE = '''
 def train_and_record(model, loader, optimizer, layer):

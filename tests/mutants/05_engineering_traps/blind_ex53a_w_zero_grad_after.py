@@ -1,6 +1,7 @@
 """Calls optimizer.zero_grad() after the step instead of before: gradients already on the model leak into the first step. (written blind, from the release alone)."""
 CELL = 'train_and_record'
 KIND = 'state'
+NOTE = "Clearing gradients only after each step lets the first backward add to whatever .grad the parameters already held: each step clears the gradients before its own backward."
 FAILS = ['test_record_values']
 SOURCE = '''
 def train_and_record(model, loader, optimizer, layer):

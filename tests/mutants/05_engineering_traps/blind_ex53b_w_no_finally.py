@@ -1,6 +1,7 @@
 """Restores every module's mode after the loop, but not in a finally: an exception in the loop leaves the model in eval(). (written blind, from the release alone)."""
 CELL = 'evaluate'
 KIND = 'edge-case'
+NOTE = "Code after the loop does not run when the loop raises: the modes must be restored even when an exception leaves the function, or the model stays in eval mode."
 FAILS = ['test_evaluate_modes']
 SOURCE = '''
 def evaluate(model, loader):

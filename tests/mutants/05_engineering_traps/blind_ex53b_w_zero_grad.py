@@ -1,6 +1,7 @@
 """Calls model.zero_grad() first 'to start clean': wipes the gradients a training loop had accumulated. (written blind, from the release alone)."""
 CELL = 'evaluate'
 KIND = 'mutation'
+NOTE = "Measuring a model must leave its .grad alone: clearing the gradients to start clean destroys those a training loop had accumulated and is about to use."
 FAILS = ['test_evaluate_no_graph']
 SOURCE = '''
 def evaluate(model, loader):

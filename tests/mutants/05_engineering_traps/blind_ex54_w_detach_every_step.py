@@ -1,6 +1,7 @@
 """Detaches the state after every time step: the graph is constant, but gradients no longer flow through the steps of a chunk. (written blind, from the release alone)."""
 CELL = 'tbptt_train'
 KIND = 'graph'
+NOTE = "Detaching the state at every step also cuts the gradient inside the chunk: truncated BPTT keeps the graph across a chunk's steps and cuts it only between chunks."
 FAILS = ['test_tbptt_losses']
 SOURCE = '''
 def _detach(s):

@@ -1,6 +1,7 @@
 """Creates the initial state as float32 (hard-coded dtype): a float64 sequence fails (or is silently mixed). (written blind, from the release alone)."""
 CELL = 'tbptt_train'
 KIND = 'overfit'
+NOTE = "The initial state must have the sequence's dtype: a state fixed to float32 does not match a float64 sequence and model."
 FAILS = ['test_tbptt_losses', 'test_tbptt_state']
 SOURCE = '''
 def _detach(s):

@@ -1,6 +1,7 @@
 """Always starts from model.init_state(...), ignoring the state argument: a continued stream restarts from zeros. (written blind, from the release alone)."""
 CELL = 'tbptt_train'
 KIND = 'contract'
+NOTE = "A state passed in is the starting point: always starting from init_state means a stream split over two calls cannot continue where the first call stopped."
 FAILS = ['test_tbptt_state']
 SOURCE = '''
 def _detach(s):

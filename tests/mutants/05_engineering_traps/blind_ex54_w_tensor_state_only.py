@@ -1,6 +1,7 @@
 """Detaches the state with state.detach(): fine for TinyRNN's tensor, crashes on TinyLSTM's (h, c) tuple. (written blind, from the release alone)."""
 CELL = 'tbptt_train'
 KIND = 'edge-case'
+NOTE = "The state can be a tensor or a tuple of tensors (an LSTM's (h, c)), and a tuple has no .detach(): detaching has to handle both structures."
 FAILS = ['test_tbptt_graph_constant', 'test_tbptt_losses', 'test_tbptt_state']
 SOURCE = '''
 def tbptt_train(model, sequence, chunk_len, optimizer, state=None):

@@ -1,6 +1,7 @@
 """Puts the model in eval() to keep BatchNorm's running stats, clears the grads it made, but never restores the train mode. (written blind, from the release alone)."""
 CELL = 'preflight'
 KIND = 'mutation'
+NOTE = "Switching the model to eval() to protect BatchNorm's statistics is a change too: the train/eval mode it had must be back when the function returns."
 FAILS = ['test_preflight_unused']
 SOURCE = '''
 from torch.nn.modules.batchnorm import _BatchNorm

@@ -1,6 +1,7 @@
 """Counts every parameter without a gradient, frozen ones (requires_grad=False) included: false positive on a partly frozen model. (written blind, from the release alone)."""
 CELL = 'preflight'
 KIND = 'edge-case'
+NOTE = "Frozen parameters (requires_grad=False) never get a gradient by design: counting them as unused gives a false alarm on a partly frozen model."
 FAILS = ['test_preflight_clean', 'test_preflight_unused']
 SOURCE = '''
 from torch.nn.modules.batchnorm import _BatchNorm

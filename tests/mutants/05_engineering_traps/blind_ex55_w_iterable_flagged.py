@@ -1,6 +1,7 @@
 """Flags any loader whose sampler is not a DistributedSampler, IterableDataset included (a false positive). (written blind, from the release alone)."""
 CELL = 'preflight'
 KIND = 'edge-case'
+NOTE = "An IterableDataset has no sampler to set and must shard itself: only map-style datasets need a DistributedSampler under distributed training."
 FAILS = ['test_preflight_clean', 'test_preflight_loader']
 SOURCE = '''
 from torch.nn.modules.batchnorm import _BatchNorm

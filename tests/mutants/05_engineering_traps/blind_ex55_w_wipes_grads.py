@@ -1,6 +1,7 @@
 """Probes the model itself in eval() (mode restored), then zero_grad(set_to_none=True): gradients that were already there are wiped. (written blind, from the release alone)."""
 CELL = 'preflight'
 KIND = 'mutation'
+NOTE = "Probing the model itself changes it: clearing its gradients before or after the probe backward wipes the gradients it already had, which must be left exactly as they were found."
 FAILS = ['test_preflight_unused']
 SOURCE = '''
 from torch.nn.modules.batchnorm import _BatchNorm

@@ -1,6 +1,7 @@
 """Accumulates into a tensor and returns it (no .item()): the result is a tensor, not a float."""
 CELL = "evaluate"
 KIND = "contract"
+NOTE = "The result must be a Python float: accumulating the batch losses as tensors returns a 0-d tensor, not a number."
 FAILS = ['test_evaluate_value', 'test_evaluate_no_graph']
 SOURCE = '''
 def evaluate(model, loader):

@@ -1,6 +1,7 @@
 """Uses no_grad but never model.eval(): Dropout stays on and BatchNorm uses (and updates) batch statistics."""
 CELL = "evaluate"
 KIND = "state"
+NOTE = "torch.no_grad() switches autograd, not modules: without eval mode, Dropout stays active and BatchNorm normalises with batch statistics and updates its running ones."
 FAILS = ['test_evaluate_value', 'test_evaluate_modes']
 SOURCE = '''
 def evaluate(model, loader):

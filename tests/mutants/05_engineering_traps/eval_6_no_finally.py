@@ -1,6 +1,7 @@
 """Restores every module's mode, but not in a finally block: an exception in the loop leaves the model in eval mode."""
 CELL = "evaluate"
 KIND = "edge-case"
+NOTE = "Code after the loop does not run when the loop raises: the modes must be restored even when an exception leaves the function, or the model stays in eval mode."
 FAILS = ['test_evaluate_modes']
 SOURCE = '''
 def evaluate(model, loader):

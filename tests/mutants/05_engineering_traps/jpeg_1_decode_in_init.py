@@ -1,6 +1,7 @@
 """Decodes every image in __init__ and keeps the tensors: the dataset pickled into each worker is huge."""
 CELL = "jpeg_folder_dataset"
 KIND = "contract"
+NOTE = "A dataset is pickled into every DataLoader worker: keeping decoded images or raw file bytes on it makes that copy grow with the images. Only paths and labels belong there; reading and decoding happen per item."
 FAILS = ["test_jpeg_dataset_pickle_small"]
 SOURCE = '''
 class JpegFolderDataset(Dataset):

@@ -1,6 +1,7 @@
 """Labels in directory-listing order (os.listdir is not sorted)."""
 CELL = "jpeg_folder_dataset"
 KIND = "wrong-value"
+NOTE = "os.listdir returns entries in file-system order, not sorted: the labels then depend on the disk instead of being the index of each folder among the sorted class names."
 FAILS = ["test_jpeg_dataset_labels"]
 SOURCE = '''
 class JpegFolderDataset(Dataset):

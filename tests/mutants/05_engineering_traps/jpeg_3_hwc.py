@@ -1,6 +1,7 @@
 """PIL + NumPy decode returned as (H, W, 3) instead of (3, H, W)."""
 CELL = "jpeg_folder_dataset"
 KIND = "wrong-value"
+NOTE = "torchvision image tensors are channels-first, (3, H, W); an image converted through NumPy is (H, W, 3), with the channels last."
 FAILS = ["test_jpeg_dataset_pixels"]
 SOURCE = '''
 from PIL import Image

@@ -1,6 +1,7 @@
 """read_image(path) without a mode: a grayscale JPEG comes back as (1, H, W), a CMYK one as (4, H, W)."""
 CELL = "jpeg_folder_dataset"
 KIND = "edge-case"
+NOTE = "Unless asked for a colour mode, a JPEG decoder returns the channels the file holds: 1 for grayscale, 4 for CMYK. Decoders can be told which mode to produce."
 FAILS = ['test_jpeg_dataset_pixels']
 SOURCE = '''
 from torchvision.io import read_image

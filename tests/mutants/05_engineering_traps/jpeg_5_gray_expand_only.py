@@ -1,6 +1,7 @@
 """Expands a 1-channel image to 3 channels by hand, but leaves CMYK JPEGs with 4 channels."""
 CELL = "jpeg_folder_dataset"
 KIND = "edge-case"
+NOTE = "Grayscale is not the only non-RGB JPEG: a CMYK file decodes to 4 channels, and turning it into RGB is a colour conversion, not a channel copy. Decoders can produce RGB for every mode."
 FAILS = ['test_jpeg_dataset_pixels']
 SOURCE = '''
 class JpegFolderDataset(Dataset):

@@ -1,6 +1,7 @@
 """Takes every entry of the root as a class, sorted: sorted(os.listdir(root)) breaks on a stray file in the root."""
 CELL = "jpeg_folder_dataset"
 KIND = "edge-case"
+NOTE = "Only the subfolders of root are classes: any other entry there (a README, a .DS_Store, a stray .jpg) is neither a class nor a sample, whatever its name or extension."
 FAILS = ["test_jpeg_dataset_pixels", "test_jpeg_dataset_labels", "test_jpeg_dataset_epoch",
          "test_jpeg_dataset_pickle_small"]
 SOURCE = '''

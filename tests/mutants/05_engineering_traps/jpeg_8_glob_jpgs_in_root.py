@@ -1,6 +1,7 @@
 """Classes are the sorted folders, but also globs root/**/*.jpg: a stray JPEG in the root becomes a sample."""
 CELL = "jpeg_folder_dataset"
 KIND = "edge-case"
+NOTE = "Samples are the images inside the class folders: a JPEG lying directly in root belongs to no class, yet a recursive search of root picks it up as a sample with a made-up label."
 FAILS = ["test_jpeg_dataset_labels"]
 SOURCE = '''
 class JpegFolderDataset(Dataset):

@@ -1,6 +1,7 @@
 """The slow version without its barrier: still one all-reduce in every step (right values, too many collectives)."""
 CELL = "train_logged"
 KIND = "contract"
+NOTE = "A collective in every step makes every step wait for the slowest rank: running sums need no other rank, so only the end of an interval needs a collective."
 FAILS = ["test_logged_collectives"]
 SOURCE = '''
 def train_logged(model, batches, optimizer, log_every):

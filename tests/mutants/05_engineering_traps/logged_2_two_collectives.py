@@ -1,6 +1,7 @@
 """Reduces the sum and the count with two all-reduces per interval: right values, twice the collectives allowed."""
 CELL = "train_logged"
 KIND = "contract"
+NOTE = "One collective can carry several numbers: reducing the loss sum and the sample count separately doubles the collectives per interval."
 FAILS = ["test_logged_collectives"]
 SOURCE = '''
 def train_logged(model, batches, optimizer, log_every):

@@ -1,6 +1,7 @@
 """Averages the ranks' own interval means (all-reduce of the mean, divided by the world size): wrong when ranks see different numbers of samples."""
 CELL = "train_logged"
 KIND = "wrong-value"
+NOTE = "The mean of the ranks' means weighs a rank that saw few samples like one that saw many; the global per-sample mean needs the loss sums and sample counts of all ranks."
 FAILS = ["test_logged_values", "test_logged_collectives"]
 SOURCE = '''
 def train_logged(model, batches, optimizer, log_every):

@@ -1,6 +1,7 @@
 """Sums the batch-mean losses and counts steps: every step weighs the same, whatever its batch size."""
 CELL = "train_logged"
 KIND = "wrong-value"
+NOTE = "A per-sample mean weighs each batch by its number of samples: averaging batch-mean losses over steps gives every step the same weight whatever its batch size."
 FAILS = ["test_logged_values", "test_logged_collectives"]
 SOURCE = '''
 def train_logged(model, batches, optimizer, log_every):

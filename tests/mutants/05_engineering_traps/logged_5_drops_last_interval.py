@@ -1,6 +1,7 @@
 """Logs only full intervals: the shorter last interval is never reported."""
 CELL = "train_logged"
 KIND = "edge-case"
+NOTE = "The last interval may be shorter than log_every, and its steps must still be logged: reporting only full intervals leaves them out."
 FAILS = ["test_logged_values", "test_logged_collectives"]
 SOURCE = '''
 def train_logged(model, batches, optimizer, log_every):

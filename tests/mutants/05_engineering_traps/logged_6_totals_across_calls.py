@@ -1,6 +1,7 @@
 """Keeps the running totals in module-level variables that are never reset between calls: a second call mixes in the first call's steps."""
 CELL = "train_logged"
 KIND = "state"
+NOTE = "Running totals kept outside the function survive between calls: what one call leaves in them is mixed into the next call's first interval. Each call must log only its own steps."
 FAILS = ["test_logged_values", "test_logged_collectives"]
 SOURCE = '''
 _TOTALS = {"sum": 0.0, "count": 0}

@@ -1,6 +1,7 @@
 """No collective at all: logs this rank's own per-sample mean, which differs between ranks."""
 CELL = "train_logged"
 KIND = "wrong-value"
+NOTE = "Each rank sees only its own batches, so its own mean differs from the other ranks': the logged value is the global mean over all ranks, which needs one collective per interval."
 FAILS = ["test_logged_values", "test_logged_collectives"]
 SOURCE = '''
 def train_logged(model, batches, optimizer, log_every):

@@ -1,6 +1,7 @@
 """Forgets the unused-parameter check."""
 CELL = "preflight"
 KIND = "contract"
+NOTE = "The unused-parameter check is missing: a parameter that requires grad but gets no gradient from one forward/backward is what DDP's find_unused_parameters exists for."
 FAILS = ['test_preflight_unused']
 SOURCE = '''
 def preflight(model, loader, distributed):

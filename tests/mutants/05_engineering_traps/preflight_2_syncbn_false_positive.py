@@ -1,6 +1,7 @@
 """Flags every _BatchNorm under distributed training, SyncBatchNorm included (a false positive)."""
 CELL = "preflight"
 KIND = "wrong-value"
+NOTE = "SyncBatchNorm is itself a subclass of _BatchNorm: an isinstance check against _BatchNorm alone flags synced BatchNorm layers too."
 FAILS = ['test_preflight_clean', 'test_preflight_bn']
 SOURCE = '''
 def preflight(model, loader, distributed):

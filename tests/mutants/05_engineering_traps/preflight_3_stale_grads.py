@@ -1,6 +1,7 @@
 """Checks p.grad is None on the model itself without clearing first: stale gradients hide the unused head (and the test backward stays on the model)."""
 CELL = "preflight"
 KIND = "state"
+NOTE = "A gradient left from an earlier step hides an unused parameter, and a forward/backward on the model itself writes .grad and, in training mode, updates BatchNorm statistics."
 FAILS = ['test_preflight_unused']
 SOURCE = '''
 def preflight(model, loader, distributed):

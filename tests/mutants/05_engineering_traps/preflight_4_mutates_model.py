@@ -1,6 +1,7 @@
 """Runs the test forward/backward on the model itself, clearing its gradients before and after: codes right, but the model's gradients and BatchNorm statistics change."""
 CELL = "preflight"
 KIND = "mutation"
+NOTE = "Probing the model itself changes it: clearing its gradients before or after the probe backward wipes the gradients it already had, which must be left exactly as they were found."
 FAILS = ['test_preflight_unused']
 SOURCE = '''
 def preflight(model, loader, distributed):

@@ -1,6 +1,7 @@
 """Flags any loader without a DistributedSampler, even an IterableDataset (which shards itself and has no sampler to set)."""
 CELL = "preflight"
 KIND = "edge-case"
+NOTE = "An IterableDataset has no sampler to set and must shard itself: only map-style datasets need a DistributedSampler under distributed training."
 FAILS = ['test_preflight_clean', 'test_preflight_loader']
 SOURCE = '''
 def preflight(model, loader, distributed):

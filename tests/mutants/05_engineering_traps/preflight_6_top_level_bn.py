@@ -1,6 +1,7 @@
 """Looks for BatchNorm only among the model's direct children: a nested BatchNorm is missed."""
 CELL = "preflight"
 KIND = "overfit"
+NOTE = "model.children() yields only the direct children: a BatchNorm nested inside a block is missed. The check has to look at every module, at any depth."
 FAILS = ['test_preflight_bn']
 SOURCE = '''
 def preflight(model, loader, distributed):

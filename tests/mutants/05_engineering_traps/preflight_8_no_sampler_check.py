@@ -1,6 +1,7 @@
 """Forgets the sampler check: under DDP every rank would train on the whole dataset."""
 CELL = "preflight"
 KIND = "contract"
+NOTE = "The sampler check is missing: under distributed training, a map-style dataset without a DistributedSampler makes every rank iterate over the whole dataset."
 FAILS = ['test_preflight_loader']
 SOURCE = '''
 def preflight(model, loader, distributed):

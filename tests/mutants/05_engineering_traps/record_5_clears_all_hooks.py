@@ -1,6 +1,7 @@
 """Removes hooks with layer._forward_hooks.clear(): someone else's hook on the layer is gone too."""
 CELL = "train_and_record"
 KIND = "mutation"
+NOTE = "Clearing the layer's whole hook dictionary also removes hooks that others registered; only the hook this function added should go, and registering it returns what identifies it."
 FAILS = ["test_record_hooks"]
 SOURCE = '''
 def train_and_record(model, loader, optimizer, layer):

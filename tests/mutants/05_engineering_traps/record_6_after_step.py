@@ -1,6 +1,7 @@
 """Records with a second forward under no_grad after the optimizer step: the values of the updated model, not of the step's forward."""
 CELL = "train_and_record"
 KIND = "wrong-value"
+NOTE = "The recorded values must come from each step's own forward, before its optimizer step; a second forward after the step sees the updated weights (and runs the model twice)."
 FAILS = ["test_record_values", "test_record_no_graph", "test_record_hooks"]
 SOURCE = '''
 def train_and_record(model, loader, optimizer, layer):

@@ -1,6 +1,7 @@
 """Works only for an nn.Sequential: records model[:2](x) instead of hooking `layer`."""
 CELL = "train_and_record"
 KIND = "overfit"
+NOTE = "The layer to watch can be any submodule, at any depth, of any model: slicing the model assumes an nn.Sequential with the layer at a fixed place. A hook on the layer sees its real output."
 FAILS = ["test_record_values", "test_record_no_graph", "test_record_hooks"]
 SOURCE = '''
 def train_and_record(model, loader, optimizer, layer):

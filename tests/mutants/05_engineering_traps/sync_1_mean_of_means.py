@@ -1,6 +1,7 @@
 """Averages the per-rank means and variances: wrong when shards have different sizes."""
 CELL = "sync_batch_stats"
 KIND = "wrong-value"
+NOTE = "Averaging the ranks' means and variances treats a rank with 3 rows like one with 30, and the variance also misses how far the rank means lie apart from each other."
 FAILS = ["test_sync_stats_mean_count", "test_sync_stats_var"]
 SOURCE = '''
 def sync_batch_stats(x):

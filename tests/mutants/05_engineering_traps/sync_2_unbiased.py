@@ -1,6 +1,7 @@
 """Uses the unbiased variance (divides by count - 1), which BatchNorm does not use to normalise."""
 CELL = "sync_batch_stats"
 KIND = "wrong-value"
+NOTE = "BatchNorm normalises with the biased variance: divided by the number of values per channel, not by that number minus 1."
 FAILS = ["test_sync_stats_var"]
 SOURCE = '''
 def sync_batch_stats(x):

@@ -1,6 +1,7 @@
 """All-reduces the sums but divides by this rank's own count."""
 CELL = "sync_batch_stats"
 KIND = "wrong-value"
+NOTE = "Once the sums are all-reduced they cover every rank, so dividing them by this rank's own count gives the wrong mean and variance; the count returned must be the total over all ranks too."
 FAILS = ["test_sync_stats_mean_count", "test_sync_stats_var"]
 SOURCE = '''
 def sync_batch_stats(x):

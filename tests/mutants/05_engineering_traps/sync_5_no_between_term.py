@@ -1,6 +1,7 @@
 """Count-weights the per-rank variances but forgets the spread of the per-rank means."""
 CELL = "sync_batch_stats"
 KIND = "wrong-value"
+NOTE = "The variance of the whole batch is the count-weighted variance within the ranks plus the spread of the rank means around the global mean; leaving out the second part underestimates it."
 FAILS = ['test_sync_stats_var']
 SOURCE = '''
 def sync_batch_stats(x):

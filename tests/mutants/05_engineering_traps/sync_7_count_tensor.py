@@ -1,6 +1,7 @@
 """Right statistics (two-pass, in float64), but returns the count as the all-reduced tensor, not a Python int (from the blind test)."""
 CELL = "sync_batch_stats"
 KIND = "contract"
+NOTE = "The count must be a Python int: a tensor that comes out of a collective is not one, even when it holds a single value."
 FAILS = ["test_sync_stats_mean_count"]
 SOURCE = '''
 def sync_batch_stats(x):

@@ -1,6 +1,7 @@
 """Never detaches the state: the second chunk's backward runs into the freed first graph."""
 CELL = "tbptt_train"
 KIND = "graph"
+NOTE = "A state carried out of a chunk still points into that chunk's graph, which backward() has already freed: the next chunk's backward tries to run through it. The state must cross chunk boundaries detached."
 FAILS = ['test_tbptt_losses', 'test_tbptt_graph_constant', 'test_tbptt_state']
 SOURCE = '''
 def tbptt_train(model, sequence, chunk_len, optimizer, state=None):

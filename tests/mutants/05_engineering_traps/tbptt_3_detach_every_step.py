@@ -1,6 +1,7 @@
 """Detaches the state at every time step: no gradient flows between the steps of a chunk."""
 CELL = "tbptt_train"
 KIND = "graph"
+NOTE = "Detaching the state at every step also cuts the gradient inside the chunk: truncated BPTT keeps the graph across a chunk's steps and cuts it only between chunks."
 FAILS = ['test_tbptt_losses']
 SOURCE = '''
 def tbptt_train(model, sequence, chunk_len, optimizer, state=None):

@@ -1,6 +1,7 @@
 """Detaches only the first tensor of a tuple state: an LSTM's cell state c still carries the previous chunk's graph."""
 CELL = "tbptt_train"
 KIND = "overfit"
+NOTE = "An LSTM's state holds two tensors: detaching h alone leaves the cell state c attached to the previous chunk's graph. Every tensor of the state has to be detached."
 FAILS = ['test_tbptt_losses', 'test_tbptt_graph_constant', 'test_tbptt_state']
 SOURCE = '''
 def tbptt_train(model, sequence, chunk_len, optimizer, state=None):

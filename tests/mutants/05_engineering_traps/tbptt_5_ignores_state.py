@@ -1,6 +1,7 @@
 """Always starts from init_state, ignoring the state argument: a stream cannot be continued."""
 CELL = "tbptt_train"
 KIND = "state"
+NOTE = "A state passed in is the starting point: always starting from init_state means a stream split over two calls cannot continue where the first call stopped."
 FAILS = ['test_tbptt_state']
 SOURCE = '''
 def tbptt_train(model, sequence, chunk_len, optimizer, state=None):

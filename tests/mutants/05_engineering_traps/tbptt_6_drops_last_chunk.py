@@ -1,6 +1,7 @@
 """Only runs full chunks: the steps of a shorter last chunk are never trained on."""
 CELL = "tbptt_train"
 KIND = "edge-case"
+NOTE = "When the steps do not divide evenly into chunks, the shorter last chunk is still trained on: its steps get a forward, a loss, a backward and an optimizer step too."
 FAILS = ['test_tbptt_losses', 'test_tbptt_graph_constant', 'test_tbptt_state']
 SOURCE = '''
 def tbptt_train(model, sequence, chunk_len, optimizer, state=None):

@@ -1,6 +1,7 @@
 """Detaches between chunks, but returns the final state with its graph attached."""
 CELL = "tbptt_train"
 KIND = "graph"
+NOTE = "The returned state must be detached like the ones that cross chunk boundaries: as it is, it still carries the last chunk's graph and keeps it alive after the function returns."
 FAILS = ['test_tbptt_state']
 SOURCE = '''
 def tbptt_train(model, sequence, chunk_len, optimizer, state=None):

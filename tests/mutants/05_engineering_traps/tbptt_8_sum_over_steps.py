@@ -1,6 +1,7 @@
 """Sums the step losses of a chunk instead of averaging them."""
 CELL = "tbptt_train"
 KIND = "wrong-value"
+NOTE = "The chunk loss is the mean over its steps: summing the step losses scales the loss and its gradient by the number of steps in the chunk."
 FAILS = ['test_tbptt_losses', 'test_tbptt_state']
 SOURCE = '''
 def tbptt_train(model, sequence, chunk_len, optimizer, state=None):

@@ -1,6 +1,7 @@
 """Derives "fullgraph" from the break count (breaks == 0) instead of compiling with fullgraph=True: wrong for g_item (.item()). (written blind, from the release alone)."""
 CELL = 'break_report'
 KIND = 'contract'
+NOTE = "Whether a fullgraph=True compile succeeds cannot be read from the break count: under fullgraph=True Dynamo captures some things (like .item()) that break the default compile. Only trying that compile tells."
 FAILS = ['test_break_report_fullgraph']
 SOURCE = '''
 def break_report(fn, *args) -> dict:

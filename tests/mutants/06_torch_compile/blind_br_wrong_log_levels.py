@@ -1,6 +1,7 @@
 """Restores only the log artifacts by hand with set_logs(**artifacts): log levels set before (e.g. dynamo=INFO) are lost. (written blind, from the release alone)."""
 CELL = 'break_report'
 KIND = 'contract'
+NOTE = "torch._logging.set_logs replaces the whole logging configuration: every artifact and log level it is not given goes back to its default, so calling it to clean up wipes the caller's settings."
 FAILS = ['test_break_report_repeat']
 SOURCE = '''
 def break_report(fn, *args) -> dict:

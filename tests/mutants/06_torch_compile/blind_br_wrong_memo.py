@@ -1,6 +1,7 @@
 """Memoises the report per function (ignores args, never recompiles nor calls fn again on later calls). (written blind, from the release alone)."""
 CELL = 'break_report'
 KIND = 'state'
+NOTE = "The report describes one call on these arguments: caching it per function returns an old report for new arguments, without compiling and calling the function again."
 FAILS = ['test_break_report_counts']
 SOURCE = '''
 _REPORTS = {}

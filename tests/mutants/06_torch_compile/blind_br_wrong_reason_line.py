@@ -1,6 +1,7 @@
 """Keeps only the "Explanation:" line of each graph_breaks record instead of the record's whole text. (written blind, from the release alone)."""
 CELL = 'break_report'
 KIND = 'contract'
+NOTE = "Each reason is the whole text of its graph_breaks log record: a single line of it (the header, or the explanation alone) drops part of what the log says about the break."
 FAILS = ['test_break_report_reasons']
 SOURCE = '''
 def break_report(fn, *args) -> dict:

@@ -1,6 +1,7 @@
 """The fake allocates its output on the default device (torch.empty), not on x's device: wrong metadata for CUDA inputs. (written blind, from the release alone)."""
 CELL = 'register_peaks_op'
 KIND = 'contract'
+NOTE = "The fake must describe the output on the input's device: an empty tensor on the default device is wrong metadata for a CUDA signal."
 FAILS = ['test_peaks_opcheck']
 SOURCE = '''
 def register_peaks_op(name: str = "ch6::peaks"):

@@ -1,6 +1,7 @@
 """Runs legacy_peaks on x.float(): float64 neighbours that differ below float32 precision tie, and strict peaks vanish. (written blind, from the release alone)."""
 CELL = 'register_peaks_op'
 KIND = 'wrong-value'
+NOTE = "Converting the signal to float32 changes it: float64 neighbours that differ by less than float32's precision become equal, and a strict peak among them disappears."
 FAILS = ['test_peaks_values']
 SOURCE = '''
 def register_peaks_op(name: str = "ch6::peaks"):

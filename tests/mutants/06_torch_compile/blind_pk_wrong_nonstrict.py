@@ -1,6 +1,7 @@
 """Re-implements peaks vectorised with >= / <= (plateaus count as peaks) instead of legacy_peaks' strict comparisons. (written blind, from the release alone)."""
 CELL = 'register_peaks_op'
 KIND = 'wrong-value'
+NOTE = "Peaks are strict local maxima: a value equal to a neighbour is not one. Comparisons with >= count plateaus, so the op returns indices the legacy function does not."
 FAILS = ['test_peaks_compiled', 'test_peaks_opcheck', 'test_peaks_values']
 SOURCE = '''
 def register_peaks_op(name: str = "ch6::peaks"):

@@ -1,6 +1,7 @@
 """Computes in float32 and casts back: float64 inputs lose precision (and near-mean entries can flip). (written blind, from the release alone)."""
 CELL = 'postprocess_fixed'
 KIND = 'wrong-value'
+NOTE = "Computing in float32 and casting back does not give the original values: the mean threshold and the squares must be computed in the input's own dtype (float16 rounds differently, float64 exceeds float32's range)."
 FAILS = ['test_postprocess_fullgraph', 'test_postprocess_one_graph', 'test_postprocess_values']
 SOURCE = '''
 def postprocess_fixed(logits: torch.Tensor) -> torch.Tensor:

@@ -1,6 +1,7 @@
 """Zeroes the dropped entries of logits in place (masked_fill_) before scoring: right values, but the input is modified. (written blind, from the release alone)."""
 CELL = 'postprocess_fixed'
 KIND = 'mutation'
+NOTE = "The input must not be modified: an in-place op such as masked_fill_ on logits changes the caller's tensor. The result has to be built in new tensors."
 FAILS = ['test_postprocess_values']
 SOURCE = '''
 def postprocess_fixed(logits: torch.Tensor) -> torch.Tensor:

@@ -1,6 +1,7 @@
 """Threshold as logits.sum() / logits.numel(): in float16 the sum rounds and overflows to inf (mean() does not). (written blind, from the release alone)."""
 CELL = 'postprocess_fixed'
 KIND = 'edge-case'
+NOTE = "In float16, sum() / numel() is not mean(): the sum is rounded to float16, and can overflow to inf, before the division, so the threshold differs from the mean the original uses."
 FAILS = ['test_postprocess_values']
 SOURCE = '''
 def postprocess_fixed(logits: torch.Tensor) -> torch.Tensor:

@@ -1,6 +1,7 @@
 """Sentinel torch.finfo(torch.float32).min for every dtype: float64 inputs below -3.4e38 (finite) give a wrong max. (written blind, from the release alone)."""
 CELL = 'summarise_unbacked'
 KIND = 'edge-case'
+NOTE = "The lowest finite float32 is not the lowest float64: finite float64 inputs can lie far below it, and a column whose values all do gets 0 as its maximum."
 FAILS = ['test_summarise_values']
 SOURCE = '''
 def summarise_unbacked(x: torch.Tensor) -> torch.Tensor:

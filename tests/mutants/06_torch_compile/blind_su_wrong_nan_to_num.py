@@ -1,6 +1,7 @@
 """Mean as sum / L with nan_to_num for the empty set: nan_to_num also clips an overflowing (inf) mean to finfo.max. (written blind, from the release alone)."""
 CELL = 'summarise_unbacked'
 KIND = 'edge-case'
+NOTE = "torch.nan_to_num replaces infinities too, not only NaN: a mean whose sum overflows to inf is clipped to the dtype's largest finite value instead of staying inf."
 FAILS = ['test_summarise_values']
 SOURCE = '''
 def summarise_unbacked(x: torch.Tensor) -> torch.Tensor:

@@ -1,6 +1,7 @@
 """Uses -1e9 as the "never wins" row and maps -1e9 back to 0: wrong for finite inputs <= -1e9. (written blind, from the release alone)."""
 CELL = 'summarise_unbacked'
 KIND = 'edge-case'
+NOTE = "A finite sentinel like -1e9 can be reached by real inputs: a column whose values all lie at or below it gets 0 as its maximum. The padding must be a value no finite input can lose to."
 FAILS = ['test_summarise_values']
 SOURCE = '''
 def summarise_unbacked(x: torch.Tensor) -> torch.Tensor:

@@ -1,6 +1,7 @@
 """Keeps a debug print at the top of forward: a graph break before the first op, so 1 graph but fullgraph=True fails. (written blind, from the release alone)."""
 CELL = 'warmup_scale_fixed'
 KIND = 'graph'
+NOTE = "A print in forward is a graph break, even before the first op: compiling the module with fullgraph=True fails. Debugging output does not belong in code you compile."
 FAILS = ['test_warmup_one_graph']
 SOURCE = '''
 class WarmupScaleFixed(torch.nn.Module):

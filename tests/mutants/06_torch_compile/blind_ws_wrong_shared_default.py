@@ -1,6 +1,7 @@
 """The counter tensor is a mutable default argument shared by every instance (reset in __init__): instances interfere. (written blind, from the release alone)."""
 CELL = 'warmup_scale_fixed'
 KIND = 'state'
+NOTE = "Registering the same tensor object as every instance's buffer makes all instances share one counter, and each new instance resets it: every module needs a tensor of its own."
 FAILS = ['test_warmup_state']
 SOURCE = '''
 class WarmupScaleFixed(torch.nn.Module):

@@ -1,6 +1,7 @@
 """Counter is a plain tensor attribute added to state_dict() by an override: load_state_dict rejects/ignores it, .to() does not move it. (written blind, from the release alone)."""
 CELL = 'warmup_scale_fixed'
 KIND = 'contract'
+NOTE = "A plain tensor attribute is not part of the module's state: adding it to state_dict() by hand does not make load_state_dict restore it, nor .to() convert it. Modules have a kind of attribute for that."
 FAILS = ['test_warmup_state']
 SOURCE = '''
 class WarmupScaleFixed(torch.nn.Module):

@@ -1,5 +1,6 @@
 """Takes graphs and breaks from explain's counts: misses a break before the first op, and says -1 for no ops."""
 KIND = "wrong-value"
+NOTE = "explain counts graphs, so a break before the first op leaves nothing for it to count, and a function with no ops reports -1; the graphs a backend receives and the graph_breaks log see every one."
 CELL = "break_report"
 FAILS = ["test_break_report_counts"]
 SOURCE = '''

@@ -1,5 +1,6 @@
 """Turns the graph_breaks log on with set_logs and a handler, and never turns it off again (state leaks)."""
 KIND = "mutation"
+NOTE = "Logging turned on inside the function is never put back: after the call the graph_breaks log stays on, and the caller's own log settings are not restored."
 CELL = "break_report"
 FAILS = ["test_break_report_repeat"]
 SOURCE = '''

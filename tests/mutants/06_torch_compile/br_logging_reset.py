@@ -1,5 +1,6 @@
 """Resets torch's log settings to the defaults at the end (set_logs()): a recompiles log the caller had on is turned off."""
 KIND = "mutation"
+NOTE = "torch._logging.set_logs replaces the whole logging configuration: every artifact and log level it is not given goes back to its default, so calling it to clean up wipes the caller's settings."
 CELL = "break_report"
 FAILS = ["test_break_report_repeat"]
 SOURCE = '''

@@ -1,5 +1,6 @@
 """Never resets Dynamo: a function compiled before (or reported twice) hits its cached code and reports nothing."""
 KIND = "state"
+NOTE = "Dynamo caches compiled code per function: without a fresh cache, a function compiled before (or reported a second time) reuses its cached code, so nothing is compiled or logged."
 CELL = "break_report"
 FAILS = ["test_break_report_fullgraph", "test_break_report_repeat"]
 SOURCE = '''

@@ -1,5 +1,6 @@
 """Keeps only the first line of each log record ("Graph break in user code at ..."), which names no cause."""
 KIND = "wrong-value"
+NOTE = "Each reason is the whole text of its graph_breaks log record: a single line of it (the header, or the explanation alone) drops part of what the log says about the break."
 CELL = "break_report"
 FAILS = ["test_break_report_reasons"]
 SOURCE = '''

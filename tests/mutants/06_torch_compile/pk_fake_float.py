@@ -1,5 +1,6 @@
 """The fake uses new_dynamic_size but keeps the input's float dtype instead of int64."""
 KIND = "edge-case"
+NOTE = "The fake must describe the real output exactly: the op returns int64 indices, so a fake with the input's float dtype gives the wrong metadata."
 CELL = "register_peaks_op"
 FAILS = ["test_peaks_opcheck", "test_peaks_compiled"]
 SOURCE = '''

@@ -1,5 +1,6 @@
 """The fake guesses the most peaks a signal can have, (n - 1) // 2: right only for alternating signals."""
 KIND = "overfit"
+NOTE = "The number of peaks depends on the values, not on the input's shape: no formula in the input's length describes it, so the fake needs a size that only the data decides."
 CELL = "register_peaks_op"
 FAILS = ["test_peaks_opcheck", "test_peaks_compiled"]
 SOURCE = '''

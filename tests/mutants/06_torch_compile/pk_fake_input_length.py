@@ -1,5 +1,6 @@
 """The fake says one index per input element (x's length): the shape differs from the real output."""
 KIND = "wrong-value"
+NOTE = "The number of peaks depends on the values, not on the input's shape: no formula in the input's length describes it, so the fake needs a size that only the data decides."
 CELL = "register_peaks_op"
 FAILS = ["test_peaks_opcheck", "test_peaks_compiled"]
 SOURCE = '''

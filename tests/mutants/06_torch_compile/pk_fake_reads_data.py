@@ -1,5 +1,6 @@
 """The fake calls legacy_peaks on the fake tensor, as if it had values."""
 KIND = "contract"
+NOTE = "Fake tensors have shape, dtype and device but no values: the fake cannot run the real computation; it can only describe the output."
 CELL = "register_peaks_op"
 FAILS = ["test_peaks_opcheck", "test_peaks_compiled"]
 SOURCE = '''

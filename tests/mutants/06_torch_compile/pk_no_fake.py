@@ -1,5 +1,6 @@
 """Registers the op without a fake implementation: Dynamo cannot trace it and opcheck fails."""
 KIND = "contract"
+NOTE = "A custom op is opaque to the compiler: without a fake implementation, Dynamo and opcheck cannot know the output's shape, dtype and device, so tracing through the op fails."
 CELL = "register_peaks_op"
 FAILS = ["test_peaks_opcheck", "test_peaks_compiled"]
 SOURCE = '''

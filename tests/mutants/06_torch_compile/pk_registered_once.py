@@ -1,5 +1,6 @@
 """Registers one op at the first call and returns it for every name: later names are never registered."""
 KIND = "state"
+NOTE = "Each call registers a new op under the name it is given: returning the op registered first means later names are never registered and cannot be reached under torch.ops."
 CELL = "register_peaks_op"
 FAILS = ["test_peaks_values"]
 SOURCE = '''

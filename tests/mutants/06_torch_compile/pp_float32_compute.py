@@ -1,6 +1,7 @@
 """Computes in float32 and casts back: for float16 logits the float32 mean is not postprocess's (float16) threshold,
 and float64 logits near 1e20 overflow float32 when squared (the compiled probes' hidden inputs)."""
 KIND = "edge-case"
+NOTE = "Computing in float32 and casting back does not give the original values: the mean threshold and the squares must be computed in the input's own dtype (float16 rounds differently, float64 exceeds float32's range)."
 CELL = "postprocess_fixed"
 FAILS = ["test_postprocess_values", "test_postprocess_one_graph", "test_postprocess_fullgraph"]
 SOURCE = '''

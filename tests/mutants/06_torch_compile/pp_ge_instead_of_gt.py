@@ -1,5 +1,6 @@
 """Turns `>` into `>=`: entries equal to the mean are kept instead of zeroed."""
 KIND = "wrong-value"
+NOTE = "Entries equal to the mean are dropped, as in the original: the comparison is strict, and >= keeps them."
 CELL = "postprocess_fixed"
 FAILS = ["test_postprocess_values", "test_postprocess_one_graph", "test_postprocess_fullgraph"]
 SOURCE = '''

@@ -1,5 +1,6 @@
 """Zeroes the dropped entries of logits in place (masked_fill_), changing the caller's tensor."""
 KIND = "mutation"
+NOTE = "The input must not be modified: an in-place op such as masked_fill_ on logits changes the caller's tensor. The result has to be built in new tensors."
 CELL = "postprocess_fixed"
 FAILS = ["test_postprocess_values"]
 SOURCE = '''

@@ -1,5 +1,6 @@
 """Keeps the .item() threshold (a graph break; fullgraph=True happens to capture it as an unbacked scalar)."""
 KIND = "contract"
+NOTE = ".item() turns a tensor into a Python number, which breaks the graph of a default compile; comparing a tensor with a 0-d tensor needs no Python number at all."
 CELL = "postprocess_fixed"
 FAILS = ["test_postprocess_one_graph"]
 SOURCE = '''

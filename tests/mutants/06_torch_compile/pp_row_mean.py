@@ -1,5 +1,6 @@
 """Thresholds each row at its own mean (mean(dim=-1, keepdim=True)) instead of the mean of all entries."""
 KIND = "wrong-value"
+NOTE = "The threshold is one number, the mean of all entries whatever the shape: a mean per row compares each row with a threshold of its own."
 CELL = "postprocess_fixed"
 FAILS = ["test_postprocess_values", "test_postprocess_one_graph", "test_postprocess_fullgraph"]
 SOURCE = '''

@@ -1,5 +1,6 @@
 """Silences the data-dependent error with torch._check(L > 0): compiles, then fails on every empty set."""
 KIND = "edge-case"
+NOTE = "torch._check states a fact about every input: asserting that the set is not empty lets the compile succeed, but every empty set then fails at run time. L == 0 must be handled without asking."
 CELL = "summarise_unbacked"
 FAILS = ["test_summarise_empty_and_single", "test_summarise_one_graph"]
 SOURCE = '''

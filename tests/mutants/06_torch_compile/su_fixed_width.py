@@ -1,5 +1,6 @@
 """Builds the padding row with the visible example's width (3 features): fails for any other d."""
 KIND = "overfit"
+NOTE = "The padding row must have the input's number of features: a width fixed from the visible example fails for any other d."
 CELL = "summarise_unbacked"
 FAILS = ["test_summarise_values", "test_summarise_empty_and_single", "test_summarise_one_graph"]
 SOURCE = '''

@@ -1,5 +1,6 @@
 """Keeps summarise's Python branch on the size: right eagerly, but a data-dependent error under mark_unbacked."""
 KIND = "contract"
+NOTE = "A Python if on an unbacked size asks a question Dynamo cannot answer (there is no example value to guard on), so the compile fails: the code must be right for every L without branching on it."
 CELL = "summarise_unbacked"
 FAILS = ["test_summarise_one_graph"]
 SOURCE = '''

@@ -1,5 +1,6 @@
 """Guards the max with a -inf row but keeps x.mean(dim=0): NaN for an empty set."""
 KIND = "edge-case"
+NOTE = "The mean of an empty set is 0 / 0 = NaN: for the empty set to give zeros, the count the mean divides by must never be 0."
 CELL = "summarise_unbacked"
 FAILS = ["test_summarise_empty_and_single", "test_summarise_one_graph"]
 SOURCE = '''

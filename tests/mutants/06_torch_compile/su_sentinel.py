@@ -1,5 +1,6 @@
 """Pads the max with the sentinel -1e9 and maps it back to 0: wrong for sets whose values lie below -1e9."""
 KIND = "overfit"
+NOTE = "A finite sentinel like -1e9 can be reached by real inputs: a column whose values all lie at or below it gets 0 as its maximum. The padding must be a value no finite input can lose to."
 CELL = "summarise_unbacked"
 FAILS = ["test_summarise_values"]
 SOURCE = '''

@@ -1,5 +1,6 @@
 """Pads the max with a row of zeros: a set whose values are all negative gets 0 as its max."""
 KIND = "wrong-value"
+NOTE = "A padding row of zeros wins the max whenever every value in a column is negative: the padding must be a value no real input can lose to."
 CELL = "summarise_unbacked"
 FAILS = ["test_summarise_values", "test_summarise_empty_and_single", "test_summarise_one_graph"]
 SOURCE = '''

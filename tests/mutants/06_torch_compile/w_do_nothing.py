@@ -1,5 +1,6 @@
 """Returns its input: no layer, no counter, no state."""
 KIND = "do-nothing"
+NOTE = "The answer does not do the work the statement asks for yet: it returns a placeholder (its input) with no layer, counter or state."
 CELL = "warmup_scale_fixed"
 FAILS = ["test_warmup_values", "test_warmup_one_graph", "test_warmup_state"]
 SOURCE = '''

@@ -1,5 +1,6 @@
 """Computes the scale as long / int, a float32 tensor whatever the module's dtype: float64 outputs are off in the 8th digit."""
 KIND = "edge-case"
+NOTE = "An integer tensor divided by a Python int gives a tensor of the default dtype (float32): the scale is then rounded to float32 even when the module computes in float64."
 CELL = "warmup_scale_fixed"
 FAILS = ["test_warmup_values"]
 SOURCE = '''

@@ -1,5 +1,6 @@
 """Forgets the min(1, ...): after the warmup the scale keeps growing."""
 KIND = "wrong-value"
+NOTE = "The scale is min(1, step / warmup): without the cap it keeps growing after the warmup instead of staying at 1."
 CELL = "warmup_scale_fixed"
 FAILS = ["test_warmup_values", "test_warmup_one_graph"]
 SOURCE = '''

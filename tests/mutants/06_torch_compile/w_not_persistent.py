@@ -1,5 +1,6 @@
 """Registers the counter with persistent=False: it is not saved, so a checkpoint restarts the warmup."""
 KIND = "state"
+NOTE = "A buffer registered with persistent=False is left out of state_dict(): a checkpoint does not save the call count, so a restored model restarts its warmup."
 CELL = "warmup_scale_fixed"
 FAILS = ["test_warmup_state"]
 SOURCE = '''

@@ -1,5 +1,6 @@
 """Keeps a Python int counter (as WarmupScale does): recompiles every call, and the count is not in state_dict."""
 KIND = "contract"
+NOTE = "Dynamo guards on the Python numbers the compiled code reads: an int attribute that changes every call forces a recompile each time, and it is not saved in state_dict() either."
 CELL = "warmup_scale_fixed"
 FAILS = ["test_warmup_one_graph", "test_warmup_state"]
 SOURCE = '''

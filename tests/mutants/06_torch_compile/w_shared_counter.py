@@ -1,5 +1,6 @@
 """Registers one module-level tensor as every instance's buffer: instances share (and reset) one counter."""
 KIND = "state"
+NOTE = "Registering the same tensor object as every instance's buffer makes all instances share one counter, and each new instance resets it: every module needs a tensor of its own."
 CELL = "warmup_scale_fixed"
 FAILS = ["test_warmup_state"]
 SOURCE = '''

@@ -1,5 +1,6 @@
 """Advances the step only in training mode: calls made after .eval() do not count."""
 KIND = "edge-case"
+NOTE = "The step counts every forward call, in training and in evaluation mode alike: calls made after .eval() advance the warmup too."
 CELL = "warmup_scale_fixed"
 FAILS = ["test_warmup_values"]
 SOURCE = '''

@@ -1,5 +1,6 @@
 """Hard-codes the warmup of the visible example (3) instead of using the argument."""
 KIND = "overfit"
+NOTE = "The warmup length is the constructor's argument: a number fixed from the visible example gives the wrong scale for any other warmup."
 CELL = "warmup_scale_fixed"
 FAILS = ["test_warmup_values", "test_warmup_one_graph", "test_warmup_state"]
 SOURCE = '''
