@@ -534,7 +534,7 @@ def test_instructor_formgrader_lists_chapters_and_the_demo_class(browser, course
 
     # in a thread of its own: Playwright's event loop runs in this one, and the grader starts its own (asyncio.run)
     with ThreadPoolExecutor(1) as pool:
-        status = pool.submit(planner.demo, course, only=["01_dynamic_graphs"]).result()
+        status = pool.submit(planner.demo, course, only=["01_dynamic_graphs"], wrong=1).result()
     assert status == 0, "the demo class did not grade as expected"
     server = Server("instructor", course, gradebook=".demo/gradebook.db")
     try:

@@ -333,12 +333,16 @@ def test_each_threat_costs_exactly_its_own_points_and_is_said(pipeline_class, st
 @PIPELINE
 def test_a_known_mistake_is_named_in_the_feedback_and_nothing_else_is(pipeline_class):
     """The diagnosis (course.grading.diagnosis) through grade-class: a student whose answer behaves like a known
-    mistake reads its note in the graded notebook, grader.md, nbgrader's feedback page and the gradebook comment; one
-    who fails another way (a list for a tensor), the honest one and every attacker read no note."""
+    mistake reads its note in the graded notebook, grader.md, nbgrader's feedback page and the gradebook comment (a
+    damaged notebook graded as the release hears the stub's); one who fails another way (a list for a tensor), the
+    honest one and every other attacker read no note."""
     c = pipeline_class
     m = toycourse.MUTANTS
     expected = {"adds-k": {"scale": ("scale_adds", m["scale_adds"][3])},
                 "tensor-count": {"count_positive": ("count_float", m["count_float"][3])}}
+    for student, spec in c["subs"].items():  # graded as the untouched release: its stub is the do-nothing mistake
+        if spec["lost"] == BOTH and "nb" not in spec:
+            expected[student] = {"scale": ("scale_stub", m["scale_stub"][3])}
     course, notes = c["course"], {v[3] for v in m.values()}
     from nbgrader.api import Gradebook
     with Gradebook(nbgrader_io.sqlite(course / "gradebook.db")) as gb:

@@ -524,17 +524,17 @@ DEMO_DB = Path(".demo") / "gradebook.db"
 DEMO_WRONG = 3  # students with wrong answers per chapter in the demo class (each holds one mutant per exercise)
 
 
-def demo_class(root: Path, assignment: str) -> list[Submission]:
-    """The demo class of one chapter: the reference, the untouched release, and DEMO_WRONG students with wrong
+def demo_class(root: Path, assignment: str, wrong: int = DEMO_WRONG) -> list[Submission]:
+    """The demo class of one chapter: the reference, the untouched release, and ``wrong`` students with wrong
     answers (the first mutant groups; ``python -m course.grading check`` grades them all)."""
-    subs = [s for s in plan(assignment, root, tamper=False, depth=DEMO_WRONG) if not s.student.startswith("alternatives")]
+    subs = [s for s in plan(assignment, root, tamper=False, depth=wrong) if not s.student.startswith("alternatives")]
     names = {"solution": "demo-full-marks", "empty": "demo-empty"}
     for sub in subs:
         sub.student = names.get(sub.student, "demo-" + sub.student.replace("mutants", "wrong"))
     return subs
 
 
-def demo(root: Path = REPO, only: list[str] | None = None, jobs: int = 0, log=print) -> int:
+def demo(root: Path = REPO, only: list[str] | None = None, jobs: int = 0, log=print, wrong: int = DEMO_WRONG) -> int:
     """``make grade``: regenerate release/, grade a demo class in submitted/ with ``grade-class``, write grades.csv.
 
     Uses its own gradebook (``.demo/gradebook.db``, git-ignored), so the instructor's ``gradebook.db`` is never
@@ -552,7 +552,7 @@ def demo(root: Path = REPO, only: list[str] | None = None, jobs: int = 0, log=pr
         db.unlink()
     db_url = nbgrader_io.sqlite(db)
     todo = only or chapters(root)
-    classes = {a: demo_class(root, a) for a in todo}
+    classes = {a: demo_class(root, a, wrong) for a in todo}
     n = sum(len(v) for v in classes.values())
     jobs = jobs or os.cpu_count() or 1
     log(f"make grade: {n} demo submissions over {len(todo)} chapter(s), graded through the judge with {jobs} "
