@@ -205,7 +205,8 @@ def test_feedback_has_messages_but_no_hidden_code_unless_asked(graded_class):
 @pytest.mark.xdist_group("classgrade")
 def test_worked_solutions_only_when_asked_and_once_the_due_date_passed(graded_class):
     """--solutions puts the reference solution of each attempted exercise, and why it is right, into grader.md; not
-    before the chapter's due date, not for an exercise the student left as released, never without the switch."""
+    without a due date, not before it (or a classmate's extension), not for an exercise the student left as
+    released, never without the switch."""
     import datetime
 
     from nbgrader.api import Gradebook
@@ -220,13 +221,23 @@ def test_worked_solutions_only_when_asked_and_once_the_due_date_passed(graded_cl
     now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
     said: list[str] = []
     try:
+        classgrade.write_feedback(course, results, [CH], db_url=db, log=said.append)  # no due date: held back
+        assert "Worked solutions" not in grader_md("mutants-1")
+        assert len(said) == 1 and "has no due date" in said[0], said
         with Gradebook(db) as gb:
             gb.update_or_create_assignment(CH, duedate=now + datetime.timedelta(days=1))
         classgrade.write_feedback(course, results, [CH], db_url=db, log=said.append)
         assert "Worked solutions" not in grader_md("mutants-1")
-        assert len(said) == 1 and "held back until the due date" in said[0], said
-        with Gradebook(db) as gb:
+        assert len(said) == 2 and "held back until the last due date" in said[1], said
+        with Gradebook(db) as gb:  # passed, but one student has an extension: still held back for everyone
             gb.update_or_create_assignment(CH, duedate=now - datetime.timedelta(hours=1))
+            gb.find_submission(CH, "empty").extension = datetime.timedelta(days=2)
+            gb.db.commit()
+        classgrade.write_feedback(course, results, [CH], db_url=db, log=said.append)
+        assert "Worked solutions" not in grader_md("mutants-1") and "held back" in said[-1], said
+        with Gradebook(db) as gb:
+            gb.find_submission(CH, "empty").extension = None
+            gb.db.commit()
         classgrade.write_feedback(course, results, [CH], db_url=db, log=said.append)
         text = grader_md("mutants-1")
         assert "# Worked solutions" in text and "return x * k" in text, text

@@ -45,6 +45,11 @@ def test_the_nearest_known_mistake_is_named_only_above_the_threshold_and_when_it
     # a known mistake of another exercise never speaks for this one; a mistake without a note never speaks
     other = k("other", "Elsewhere.", {"t_a": "check:_+3"}, cell="ex2")
     assert diagnose({"t_a": "check:_+3"}, EXERCISE, [other, k("mute", "", {"t_a": "check:_+3"})]) == {}
+    # an exception alone says too little to name a mistake (many bugs raise RuntimeError); the stub's does
+    raises = k("raises", "A specific idea.", {"t_a": "probe:RuntimeError"})
+    assert diagnose({"t_a": "probe:RuntimeError"}, EXERCISE, [raises]) == {}
+    assert "ex1" in diagnose({"t_a": "probe:NotImplementedError"}, EXERCISE,
+                             [k("stub", "Placeholder.", {"t_a": "probe:NotImplementedError"})])
     # the best of a mistake's seeds counts
     seeds = k("seeds", "Depends on the input.", {"t_a": "check:_+3", "t_b": "form"}, {"t_a": "check:_+3"})
     assert diagnose({"t_a": "check:_+3"}, EXERCISE, [seeds])["ex1"].score == 1.0
@@ -154,14 +159,16 @@ def test_the_feedback_names_a_known_mistake_through_grading(tmp_path):
     nb = nbformat.v4.new_notebook(cells=[
         md("x"), solution("def f():\n    ### BEGIN SOLUTION\n    pass\n    ### END SOLUTION", "ex1"), graded_cell(DOC, "t_a", 1), graded_cell(DOC, "t_b", 1),
         solution("def g():\n    ### BEGIN SOLUTION\n    pass\n    ### END SOLUTION", "ex2"), graded_cell(DOC, "t_z", 1)])
-    cat = diagnosis.Catalogue("ch", known=[k("adds", "Adds.", {"t_b": "check:_+1"})])
+    cat = diagnosis.Catalogue("ch", known=[k("adds", "Adds.", {"t_a": "check:_+1", "t_b": "check:_+1"})])
     diagnosis._CACHE[("ch", str(tmp_path.resolve()))] = cat
     try:
-        verdicts = {"t_a": Verdict("t_a", True), "t_b": Verdict("t_b", False, "wrong", kind="check", code="check:_+1"),
+        verdicts = {"t_a": Verdict("t_a", False, "first", kind="check", code="check:_+1"),
+                    "t_b": Verdict("t_b", False, "wrong", kind="check", code="check:_+1"),
                     "t_z": Verdict("t_z", False, "also wrong", kind="check", code="check:_+1")}
         found = diagnose_submission("ch", tmp_path, nb, verdicts)
     finally:
         diagnosis._CACHE.pop(("ch", str(tmp_path.resolve())))
     assert found == {"ex1": {"note": "Adds.", "known": ["adds"], "score": 1.0}}
-    assert verdicts["t_b"].message == "wrong\n" + diagnosis.PREFIX + "Adds."
+    assert verdicts["t_a"].message == "first\n" + diagnosis.PREFIX + "Adds.", "the exercise's first failing cell"
+    assert verdicts["t_b"].message == "wrong"
     assert verdicts["t_z"].message == "also wrong"

@@ -593,9 +593,15 @@ def grade_class(root: Path, chapters: list[str], jobs: int | None = None, force:
         write_feedback(root, out, chapters, show_tests, db_url=db_url if solutions else None, log=log)
     from course.grading import analysis
 
-    for chapter in chapters:
-        if out.reports.get(chapter):
-            out.analysis[chapter] = analysis.write(root, chapter, out.reports[chapter])
+    for chapter in chapters:  # the whole class, also when only some students were graded now
+        everyone = {p.stem: r for p in sorted((references.judge_dir(root) / "reports" / chapter).glob("*.json"))
+                    if (r := Report.load(p)) is not None}
+        everyone.update(out.reports.get(chapter, {}))
+        if everyone:
+            try:
+                out.analysis[chapter] = analysis.write(root, chapter, everyone)
+            except Exception as err:  # noqa: BLE001 - the grades are recorded; the analysis must not stop the run
+                log(f"{chapter}: the item analysis was not written: {type(err).__name__}: {one_line(str(err), 200)}")
     return out
 
 
@@ -681,14 +687,19 @@ def class_table(result: ClassResult, chapters: list[str]) -> str:
 
 
 def due_date(db_url: str, chapter: str):
-    """The chapter's due date in the gradebook (a naive UTC datetime, as nbgrader keeps it), or None."""
+    """The chapter's last due date in the gradebook, extensions included (a naive UTC datetime, as nbgrader keeps
+    them): the latest of the assignment's due date and each submission's due date plus its extension; None when
+    the chapter has no due date."""
     from nbgrader.api import Gradebook, MissingEntry
 
     with Gradebook(db_url) as gb:
         try:
-            return gb.find_assignment(chapter).duedate
+            assignment = gb.find_assignment(chapter)
         except MissingEntry:
             return None
+        if assignment.duedate is None:
+            return None
+        return max([assignment.duedate] + [s.duedate for s in assignment.submissions if s.duedate is not None])
 
 
 def worked_solutions(root: Path, chapter: str, db_url: str | None, log=print) -> dict[str, tuple[str, str]] | None:
@@ -702,8 +713,13 @@ def worked_solutions(root: Path, chapter: str, db_url: str | None, log=print) ->
         return None
     due = due_date(db_url, chapter)
     now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
-    if due is not None and now < due:
-        log(f"{chapter}: worked solutions held back until the due date, {due:%Y-%m-%d %H:%M} UTC")
+    if due is None:
+        log(f"{chapter}: worked solutions held back: the chapter has no due date in the gradebook (`nbgrader db "
+            f"assignment add {chapter} --duedate=...`, in UTC)")
+        return None
+    if now < due:
+        log(f"{chapter}: worked solutions held back until the last due date, extensions included: "
+            f"{due:%Y-%m-%d %H:%M} UTC")
         return None
     why = getattr(load(chapter, root), "why", {})
     return {grade_id(c): (c.source.strip("\n"), why.get(grade_id(c), ""))
@@ -712,12 +728,12 @@ def worked_solutions(root: Path, chapter: str, db_url: str | None, log=print) ->
 
 def attempted(root: Path, chapter: str, student: str) -> set[str]:
     """The exercises whose cell the student changed from the release's (read from the graded notebook)."""
-    release = {grade_id(c): c.source.strip() for c in nbformat.read(str(next((root / "release" / chapter).glob(
-        "*.ipynb"))), 4).cells if is_solution(c)}
     graded = next((root / "autograded" / student / chapter).glob("*.ipynb"), None)
-    if graded is None:
+    released = next((root / "release" / chapter).glob("*.ipynb"), None)
+    if graded is None or released is None:
         return set()
     try:
+        release = {grade_id(c): c.source.strip() for c in nbformat.read(str(released), 4).cells if is_solution(c)}
         nb = nbformat.read(str(graded), 4)
     except Exception:  # noqa: BLE001 - no graded notebook to compare: nothing counts as attempted
         return set()
@@ -754,7 +770,8 @@ def write_feedback(root: Path, result: ClassResult, chapters: list[str], show_te
                         lines += ["", "The hidden test's probe (shown at the instructor's request):", "",
                                   fenced(judge.probes[cell].source.rstrip(), "python")]
             if solved:
-                mine = [ex for ex in solved if ex in attempted(root, chapter, student)]
+                tried = attempted(root, chapter, student)
+                mine = [ex for ex in solved if ex in tried]
                 if mine:
                     lines += ["", "# Worked solutions", "",
                               "The reference solution of each exercise you attempted, now that the chapter is closed."]

@@ -81,6 +81,13 @@ def similarity(a: dict[str, str], b: dict[str, str], tests: set[str] | frozenset
     return sum(1.0 if a.get(t) == b.get(t) else 0.5 if t in a and t in b else 0.0 for t in union) / len(union)
 
 
+def specific(p: dict[str, str], tests) -> bool:
+    """Whether a known mistake's profile says enough to name it: at least one failed check of a verdict, a result
+    of the wrong form, or the stub's NotImplementedError. An exception alone (``probe:RuntimeError``) is what
+    many unrelated bugs raise: such a profile never names its note."""
+    return any(not c.startswith("probe") or c == "probe:NotImplementedError" for t, c in p.items() if t in tests)
+
+
 def diagnose(failed: dict[str, str], exercise: dict[str, str], known: list[Known],
              threshold: float = THRESHOLD) -> dict[str, Diagnosis]:
     """{solution cell: diagnosis} for each exercise where ``failed`` (a profile) fails a cell and the nearest known
@@ -88,7 +95,7 @@ def diagnose(failed: dict[str, str], exercise: dict[str, str], known: list[Known
     out = {}
     for cell in sorted({exercise[t] for t in failed if t in exercise}):
         tests = frozenset(t for t, c in exercise.items() if c == cell)
-        scored = [(max((similarity(failed, p, tests) for p in k.profiles), default=0.0), k)
+        scored = [(max((similarity(failed, p, tests) for p in k.profiles if specific(p, tests)), default=0.0), k)
                   for k in known if k.cell == cell and k.note]
         if not scored:
             continue
@@ -112,7 +119,13 @@ def key(chapter: str, root: Path) -> str:
     from course.grading.references import reference_notebook
     from course.grading.sweep import _reference_cells
 
+    from course import checks
+    from course.grading import judge, wire
+
+    # the codes are lines of the verdicts (judge.py) and of course.checks, and exception names as the wire passes them
     h = hashlib.sha256(f"codes v{CODES}\0".encode() + load_judge(chapter, root).fingerprint().encode())
+    for source in (judge.judge_path(chapter, root), Path(checks.__file__), Path(wire.__file__)):
+        h.update(b"\0file\0" + Path(source).read_bytes())
     for _, gid, source in _reference_cells(reference_notebook(chapter, root)):
         h.update(b"\0cell\0" + gid.encode() + b"\0" + source.encode())
     for v in sorted(load_variants(chapter, "mutant", root), key=lambda v: v.name):
@@ -142,6 +155,8 @@ def load(chapter: str, root: Path) -> Catalogue:
     cat = Catalogue(chapter)
     try:
         data = json.loads(path(chapter, root).read_text())
+        if not isinstance(data, dict) or not isinstance(data.get("profiles"), dict):
+            raise ValueError("not a profiles file")
     except (OSError, ValueError):
         cat.why = f"no profiles of {chapter}'s known mistakes (run `make profiles`)"
     else:
