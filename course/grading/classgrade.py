@@ -704,7 +704,8 @@ def due_date(db_url: str, chapter: str):
 
 def worked_solutions(root: Path, chapter: str, db_url: str | None, log=print) -> dict[str, tuple[str, str]] | None:
     """{exercise: (the reference solution's code, why it is right)} when solutions may be shown for ``chapter``:
-    asked for (``db_url`` given) and the chapter's due date passed (or none is set); else None, and says why."""
+    asked for (``db_url`` given), and the chapter has a due date that passed, extensions included; else None, and
+    says why."""
     import datetime
 
     from course.grading.references import reference_notebook
@@ -721,19 +722,26 @@ def worked_solutions(root: Path, chapter: str, db_url: str | None, log=print) ->
         log(f"{chapter}: worked solutions held back until the last due date, extensions included: "
             f"{due:%Y-%m-%d %H:%M} UTC")
         return None
-    why = getattr(load(chapter, root), "why", {})
+    why = load(chapter, root).why
     return {grade_id(c): (c.source.strip("\n"), why.get(grade_id(c), ""))
             for c in reference_notebook(chapter, root).cells if is_solution(c)}
 
 
-def attempted(root: Path, chapter: str, student: str) -> set[str]:
-    """The exercises whose cell the student changed from the release's (read from the graded notebook)."""
-    graded = next((root / "autograded" / student / chapter).glob("*.ipynb"), None)
+def released_answers(root: Path, chapter: str) -> dict[str, str]:
+    """{exercise: the release's solution cell, stripped}: what an exercise nobody attempted holds."""
     released = next((root / "release" / chapter).glob("*.ipynb"), None)
-    if graded is None or released is None:
+    if released is None:
+        return {}
+    return {grade_id(c): c.source.strip() for c in nbformat.read(str(released), 4).cells if is_solution(c)}
+
+
+def attempted(root: Path, chapter: str, student: str, release: dict[str, str]) -> set[str]:
+    """The exercises whose cell the student changed from the ``release``'s (:func:`released_answers`), read from
+    the graded notebook."""
+    graded = next((root / "autograded" / student / chapter).glob("*.ipynb"), None)
+    if graded is None or not release:
         return set()
     try:
-        release = {grade_id(c): c.source.strip() for c in nbformat.read(str(released), 4).cells if is_solution(c)}
         nb = nbformat.read(str(graded), 4)
     except Exception:  # noqa: BLE001 - no graded notebook to compare: nothing counts as attempted
         return set()
@@ -749,6 +757,7 @@ def write_feedback(root: Path, result: ClassResult, chapters: list[str], show_te
     for chapter in chapters:
         judge = load(chapter, root) if show_tests else None
         solved = worked_solutions(root, chapter, db_url, log)
+        release = released_answers(root, chapter) if solved else {}
         for student, r in result.reports.get(chapter, {}).items():
             if not intake.valid_student_id(student):
                 continue
@@ -770,7 +779,7 @@ def write_feedback(root: Path, result: ClassResult, chapters: list[str], show_te
                         lines += ["", "The hidden test's probe (shown at the instructor's request):", "",
                                   fenced(judge.probes[cell].source.rstrip(), "python")]
             if solved:
-                tried = attempted(root, chapter, student)
+                tried = attempted(root, chapter, student, release)
                 mine = [ex for ex in solved if ex in tried]
                 if mine:
                     lines += ["", "# Worked solutions", "",

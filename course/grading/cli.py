@@ -47,7 +47,8 @@ def _grading_options() -> argparse.ArgumentParser:
     p.add_argument("--show-tests", action="store_true", help="include the hidden tests' probe code in grader.md")
     p.add_argument("--solutions", action="store_true",
                    help="with --feedback: the worked solution of each exercise a student attempted, and why it is "
-                        "right, in grader.md; held back for a chapter whose due date (in the gradebook) has not passed")
+                        "right, in grader.md; held back for a chapter with no due date in the gradebook, or whose last due date "
+                        "(extensions included) has not passed")
     p.add_argument("--require-sandbox", action="store_true", help="refuse to grade without bubblewrap")
     p.add_argument("--no-progress", action="store_true")
     return p

@@ -205,8 +205,8 @@ class Verdict:
     kind: str = "pass"  # "pass", "check", "probe" (the probe failed in the worker), "form", "missing"
     detail: str = ""  # for the instructor only (e.g. a verdict's own traceback)
     #: which check failed, the same for every seed and every value: "check:<the verdict's frames in judge.py, as
-    #: function+line offset>", "probe:<the exception type the student's code raised>", "form" or "missing"
-    #: (course.grading.diagnosis matches these to known mistakes)
+    #: function+line offset>@<the failing line of course.checks>", "probe:<the exception type the student's code
+    #: raised>", "form" or "missing" (course.grading.diagnosis matches these to known mistakes)
     code: str = ""
 
 
