@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import contextlib
 import faulthandler
+import itertools
 import multiprocessing as mp
 import os
 import pickle
@@ -62,7 +63,7 @@ __all__ = ["start_method", "warm_up", "launch", "call_on_shards",
            "counting_comm_hook", "accumulation_demo_worker", "unused_params_worker", "accumulation_worker",
            "accumulation_model", "GatherBatchNorm2d", "step_model", "profiled_step_worker", "logged_train_worker", "logged_steps_worker",
            "torchrun_main", "hang_worker", "monitored_barrier_worker", "short_error", "fsdp_worker", "fsdp_reference_model",
-           "loopback_ifname"]
+           "loopback_ifname", "settle_collectives"]
 
 # What the forkserver imports once, before it forks any rank: this module (and so torch and torch.distributed).
 #: And what every rank of Chapter 5 would otherwise import again, at every launch: torch.distributed.tensor (DTensor,
@@ -145,6 +146,12 @@ def loopback_ifname() -> str:
 _loopback_ifname = loopback_ifname
 
 
+#: The store the ranks of one launch met through (set in each rank by _worker), and how many times this rank has
+#: called settle_collectives (its keys in that store).
+_RANK_STORE: Any = None
+_SETTLE_CALLS = itertools.count()
+
+
 def _worker(rank: int, world_size: int, store_path: str, payload: bytes, conn: Any,
             timeout_s: float, backend: str = "gloo", env: dict | None = None,
             pg_timeout: float | None = None, stderr_path: str | None = None) -> None:
@@ -173,8 +180,10 @@ def _worker(rank: int, world_size: int, store_path: str, payload: bytes, conn: A
         fn, args = cloudpickle.loads(payload)  # inside the try: a function that cannot be rebuilt is reported
         if backend == "nccl":
             torch.cuda.set_device(rank % torch.cuda.device_count())
+        global _RANK_STORE
+        _RANK_STORE = dist.FileStore(store_path, world_size)
         try:
-            dist.init_process_group(backend, store=dist.FileStore(store_path, world_size), rank=rank,
+            dist.init_process_group(backend, store=_RANK_STORE, rank=rank,
                                     world_size=world_size,
                                     timeout=timedelta(seconds=pg_timeout if pg_timeout else max(5.0, timeout_s)))
         except Exception:  # noqa: BLE001
@@ -692,6 +701,39 @@ def accumulation_cases_worker(rank: int, world_size: int, fn: Callable, cases: l
 
 # --- Profiling a DDP training step, a CPU stand-in for SyncBatchNorm, logging across ranks ---------
 
+def settle_collectives(timeout_s: float = 5.0) -> bool:
+    """Wait until every collective this rank started has finished, its profiler event included (a barrier).
+
+    A gloo collective completes its future (what DDP's backward and ``work.get_future()`` wait on) *before*
+    its worker thread records the end of its profiler event. A rank that stops the profiler right after its
+    last step can collect the events while that thread still writes one: on a busy machine a rank died with
+    SIGABRT inside ``profiler.stop()``. gloo's ``barrier`` first waits for every collective still queued or
+    running, through ``Work.wait``, which returns only once that event is recorded. The workers pass this
+    function to :func:`course.profiling.profile_steps` as ``settle``, which calls it after the last ``step N``
+    range, so the barrier is in no step's collectives.
+
+    Every rank must call it. The ranks first meet through the launch's store (no collective), for at most
+    ``timeout_s`` seconds: if one never comes (its code is stuck in a collective the others did not issue,
+    a wrong answer), the others skip the barrier, return ``False`` and leave, so that rank fails at once as
+    before instead of waiting out the process group's timeout. Ranks started by torchrun (no launch store)
+    go straight to the barrier.
+    """
+    import torch.distributed as dist
+
+    if not (dist.is_available() and dist.is_initialized()):
+        return True
+    if _RANK_STORE is not None:
+        key = f"course-settle-{next(_SETTLE_CALLS)}"
+        if _RANK_STORE.add(key, 1) == dist.get_world_size():
+            _RANK_STORE.set(key + "-all", "1")
+        try:
+            _RANK_STORE.wait([key + "-all"], timedelta(seconds=timeout_s))
+        except Exception:  # noqa: BLE001  (a timeout: some rank did not come)
+            return False
+    dist.barrier()
+    return True
+
+
 class _GatherRows(torch.autograd.Function):
     """All-gather equal-sized shards along dimension 0; the backward all-reduces and keeps this rank's rows."""
 
@@ -816,7 +858,7 @@ def profiled_step_worker(rank: int, world_size: int, samples: list, steps: int =
     # cuda=False: gloo ranks on the CPU; profiling CUDA would initialise it in every rank for nothing;
     # quiet_stderr: the allocator's "unknown size" warnings, one per block freed while profiling.
     with quiet_stderr():
-        trace = profile_steps(step, steps=steps, warmup=1, memory=memory, cuda=False)
+        trace = profile_steps(step, steps=steps, warmup=1, memory=memory, cuda=False, settle=settle_collectives)
     if sync_bn:  # the statistics GatherBatchNorm2d normalised with: the global batch's
         gathered = [torch.empty_like(seen["batch_mean"]) for _ in range(world_size)]
         import torch.distributed as dist
@@ -860,7 +902,7 @@ def logged_train_worker(rank: int, world_size: int, fn: Callable, cases: list, s
             box["result"] = fn(ddp, batches, opt, log_every)
 
         with quiet_stderr():
-            trace = profile_steps(call, steps=1, warmup=0, cuda=False)
+            trace = profile_steps(call, steps=1, warmup=0, cuda=False, settle=settle_collectives)
         where = collectives(trace)[0]
         out.append({"result": box.get("result"), "params": [p.detach().clone() for p in model.parameters()],
                     "ddp_allreduces": len(hook.calls), "extra": sum(where["outside"].values()),
@@ -897,7 +939,7 @@ def logged_steps_worker(rank: int, world_size: int, fn: Callable, batches_per_ra
         logged.append(fn(ddp, [batch], opt, 1))
 
     with quiet_stderr():
-        trace = profile_steps(step, steps=len(batches) - 1, warmup=1, cuda=False)
+        trace = profile_steps(step, steps=len(batches) - 1, warmup=1, cuda=False, settle=settle_collectives)
     return {"rank": rank, "raw": trace.raw, "logged": logged}
 
 
@@ -1081,7 +1123,7 @@ def fsdp_worker(rank: int, world_size: int, checkpoint_dir: str, width: int = 16
         opt.step()
 
     with quiet_stderr():
-        trace = profile_steps(step, steps=1, warmup=0, cuda=False)
+        trace = profile_steps(step, steps=1, warmup=0, cuda=False, settle=settle_collectives)
     where = collectives(trace)[0]
     out = {"rank": rank, "param_type": type(model[0].weight).__name__,
            "shapes": {n: (tuple(p.shape), tuple(p.to_local().shape)) for n, p in model.named_parameters()},

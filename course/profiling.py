@@ -206,12 +206,16 @@ def default_color(op: Op) -> str:
 
 
 def profile_steps(step: Callable[[], object], steps: int = 3, warmup: int = 1, memory: bool = False,
-                  shapes: bool = False, stack: bool = False, cuda: bool | None = None) -> Trace:
+                  shapes: bool = False, stack: bool = False, cuda: bool | None = None,
+                  settle: Callable[[], object] | None = None) -> Trace:
     """Call ``step()`` ``warmup`` times, then ``steps`` times under the profiler; return the :class:`Trace`.
 
     ``memory=True`` records every allocation (``profile_memory``); ``shapes`` and ``stack`` add input shapes
     and Python stacks to the events. ``cuda`` (default: whether CUDA is available) also records GPU kernels
-    and synchronisations.
+    and synchronisations. ``settle`` is called once after the last step has returned, still under the
+    profiler but outside every ``step N`` range, before the profiler stops: the distributed workers pass
+    :func:`course.ddp.settle_collectives`, so no background thread is still recording an event while the
+    profiler collects them (not called if a step raised).
     """
     import torch
     from torch.profiler import ProfilerActivity, profile, record_function
@@ -230,6 +234,8 @@ def profile_steps(step: Callable[[], object], steps: int = 3, warmup: int = 1, m
                 step()
             if cuda:
                 torch.cuda.synchronize()
+        if settle is not None:
+            settle()
     finally:
         with _quiet_stderr():
             prof.stop()

@@ -395,6 +395,37 @@ def _logged(model, batches, optimizer, log_every):
     return out
 
 
+def _settle_both(rank, world_size):
+    from course.ddp import settle_collectives
+    return settle_collectives(timeout_s=30)
+
+
+def _settle_one_stuck(rank, world_size):
+    import time
+
+    import torch
+    import torch.distributed as dist
+
+    from course.ddp import settle_collectives
+    if rank == 0:  # an all-reduce that rank 1 never issues (a wrong answer): rank 1 must not wait for it
+        try:
+            dist.all_reduce(torch.zeros(1))
+        except Exception:  # noqa: BLE001
+            return "rank 1 left"
+        return "matched"
+    t0 = time.perf_counter()
+    return settle_collectives(timeout_s=1.0), time.perf_counter() - t0
+
+
+def test_settle_collectives_meets_every_rank_or_leaves_in_time():
+    """The barrier before the profiler stops runs when every rank comes, and is skipped (fast) when one is stuck."""
+    assert P.launch(_settle_both, world_size=2, timeout=60) == [True, True]
+    t0 = time.perf_counter()
+    stuck, (settled, waited) = P.launch(_settle_one_stuck, world_size=2, timeout=60)
+    assert stuck == "rank 1 left" and settled is False and 0.9 < waited < 20
+    assert time.perf_counter() - t0 < 50, "a rank waited out the process group's timeout"
+
+
 def test_logged_train_worker_counts_only_the_functions_own_collectives():
     g = torch.Generator().manual_seed(0)
     batches = [[(torch.randn(3, 6, generator=g, dtype=torch.float64), torch.randint(0, 3, (3,), generator=g))
