@@ -304,7 +304,7 @@ def test_student_mode_runs_where_fork_does_not_exist(chapter, tmp_path, monkeypa
 def test_run_all_on_the_untouched_release_runs_every_cell(chapter, tmp_path):
     """What a new student sees with Run All: every code cell runs; only test cells (tagged) may fail.
     (The fallback for machines without chromium; with it, test_browser.py checks the same in JupyterLab.)"""
-    from nbclient import NotebookClient
+    from course.grading.worker import Client as NotebookClient
 
     import shutil
 

@@ -30,7 +30,7 @@ print("main file:", getattr(__main__, "__file__", None), "| method:", P.start_me
 
 @pytest.mark.parametrize("method", ["spawn", "forkserver"])
 def test_launcher_exercises_in_a_kernel(method, monkeypatch):
-    from nbclient import NotebookClient
+    from course.grading.worker import Client as NotebookClient
 
     src = grading.read(grading.notebook_path(CHAPTER))
     by_id = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in src.cells if c.cell_type == "code"}

@@ -149,7 +149,56 @@ class OutputBudget:
         return out
 
 
-class CappedClient(NotebookClient):
+#: The longest a kernel client waits on one channel in one go (seconds); see :class:`Client`.
+POLL_SLICE = 1.0
+
+
+class _SlicedChannel:
+    """A kernel client's channel whose ``get_msg`` waits in slices of at most :data:`POLL_SLICE` seconds."""
+
+    def __init__(self, channel) -> None:
+        self._channel = channel
+
+    def __getattr__(self, name: str):
+        return getattr(self._channel, name)
+
+    async def get_msg(self, timeout: float | None = None) -> dict:
+        from queue import Empty
+
+        from jupyter_core.utils import ensure_async
+
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            left = POLL_SLICE if deadline is None else min(POLL_SLICE, max(0.0, deadline - time.monotonic()))
+            try:
+                return await ensure_async(self._channel.get_msg(timeout=left))
+            except Empty:
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise
+
+
+class Client(NotebookClient):
+    """nbclient's client, but no wait on the kernel's channels lasts longer than :data:`POLL_SLICE` seconds.
+
+    pyzmq's asyncio poller watches a socket's edge-triggered file descriptor. When it misses an edge, a
+    message that has arrived is only seen by the final check at the poll's timeout, and nbclient polls
+    the shell channel with the whole cell timeout. A full test run showed it twice, at the same place:
+    Chapter 4's Lightning cell (a progress bar, many output messages) replied after 0.8 s, and the next
+    cell began 479.2 s later, just as the 480 s cell timeout ran out (nbclient got the reply at that last
+    check, so nothing failed; the run was 8 minutes longer). Polling in short slices, up to the same
+    deadline, sees such a message within a slice. Every notebook the project runs uses this client.
+    """
+
+    async def async_start_new_kernel_client(self):  # noqa: D102
+        kc = await super().async_start_new_kernel_client()
+        for name in ("_shell_channel", "_iopub_channel"):
+            channel = getattr(kc, name, None)
+            if channel is not None and not isinstance(channel, _SlicedChannel):
+                setattr(kc, name, _SlicedChannel(channel))
+        return kc
+
+
+class CappedClient(Client):
     """nbclient's client with the judge's caps on what the student's kernel sends back.
 
     * Outputs are capped in bytes per cell and per notebook; past a cap, the cell says what was cut
