@@ -215,7 +215,8 @@ def profile_steps(step: Callable[[], object], steps: int = 3, warmup: int = 1, m
     and synchronisations. ``settle`` is called once after the last step has returned, still under the
     profiler but outside every ``step N`` range, before the profiler stops: the distributed workers pass
     :func:`course.ddp.settle_collectives`, so no background thread is still recording an event while the
-    profiler collects them (not called if a step raised).
+    profiler collects them (not called if a step raised). What ``settle`` did is cut from the trace (the raw
+    events too), so the trace shows the steps only, as without it.
     """
     import torch
     from torch.profiler import ProfilerActivity, profile, record_function
@@ -235,7 +236,8 @@ def profile_steps(step: Callable[[], object], steps: int = 3, warmup: int = 1, m
             if cuda:
                 torch.cuda.synchronize()
         if settle is not None:
-            settle()
+            with record_function(SETTLE_RANGE):
+                settle()
     finally:
         with _quiet_stderr():
             prof.stop()
@@ -243,7 +245,20 @@ def profile_steps(step: Callable[[], object], steps: int = 3, warmup: int = 1, m
         path = Path(tmp) / "trace.json"
         prof.export_chrome_trace(str(path))
         raw = json.loads(path.read_text())
-    return Trace.from_chrome(raw, profiler=prof)
+    return Trace.from_chrome(_before_settle(raw), profiler=prof)
+
+
+#: The range around ``settle`` in :func:`profile_steps`; it and every event that starts inside it are cut.
+SETTLE_RANGE = "course: settle"
+
+
+def _before_settle(raw: dict) -> dict:
+    """The trace without the settle range and what began in it, on any thread (the steps are all before it)."""
+    events = raw.get("traceEvents", [])
+    cut = min((e["ts"] for e in events if e.get("name") == SETTLE_RANGE and "ts" in e), default=None)
+    if cut is None:
+        return raw
+    return dict(raw, traceEvents=[e for e in events if not (isinstance(e.get("ts"), (int, float)) and e["ts"] >= cut)])
 
 
 def load(path: str | Path) -> Trace:

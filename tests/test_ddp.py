@@ -437,6 +437,9 @@ def test_logged_train_worker_counts_only_the_functions_own_collectives():
     assert first["outside"] == {"allreduce": 4, "barrier": 2} and first["extra"] == 6
     assert second["extra"] == 5
     assert "allreduce" in first["in_ddp"] and len(first["result"]) == 2 and "raw" in first
+    # the settle barrier before the profiler stopped is cut from the trace: only the function's own 2 barriers
+    names = [e.get("name") for e in first["raw"]["traceEvents"]]
+    assert names.count("c10d::barrier") == 2 and "course: settle" not in names
     assert "raw" not in P.launch(P.logged_train_worker, world_size=2, args=(_logged, [(batches, 2, 0.1)]),
                                  timeout=90)[0][0]
 

@@ -55,3 +55,24 @@ def test_timeline_draws_lanes():
 def test_peak_bytes_sees_a_large_temporary():
     big = profiling.profile_steps(lambda: torch.ones(1_000_000).sum(), steps=1, warmup=0, memory=True)
     assert big.peak_bytes() >= 4_000_000
+
+
+def test_settle_runs_after_the_steps_and_is_cut_from_the_trace():
+    calls = []
+
+    def settle():
+        calls.append(len(calls))
+        torch.ones(64).cumsum(0)  # an op recorded while settling: not in the trace
+    trace = profiling.profile_steps(_step(), steps=2, settle=settle)
+    assert calls == [0]
+    names = {o.name for o in trace.ops} | {e.get("name") for e in trace.raw["traceEvents"]}
+    assert "aten::cumsum" not in names and profiling.SETTLE_RANGE not in names
+    assert [s.name for s in trace.steps()] == ["step 0", "step 1"] and len(trace.named("aten::linear")) == 4
+
+    def boom():
+        raise RuntimeError("a step failed")
+    try:
+        profiling.profile_steps(boom, steps=1, warmup=0, settle=settle)
+    except RuntimeError:
+        pass
+    assert calls == [0], "settle is not called after a step raised"
