@@ -10,7 +10,8 @@
 * **Class grading** (:mod:`~course.grading.classgrade`): stage, run (local processes or Dask), record, report.
 * **nbgrader integration** (:mod:`~course.grading.nbgrader_io`, :mod:`~course.grading.preprocessors`,
   :mod:`~course.grading.inkernel`): the one layer that calls and configures nbgrader.
-* **Demo and known answers** (:mod:`~course.grading.known`): mutants, alternatives, attacks, ``make grade``.
+* **Demo and known answers** (:mod:`~course.grading.known`): mutants, alternatives, attacks, ``make grade``;
+  :mod:`~course.grading.exercise` prints one exercise's pieces side by side.
 * **Class infrastructure** (:mod:`~course.grading.publish`, :mod:`~course.grading.hub`).
 * Shared: :mod:`~course.grading.config` (every limit, as traitlets configuration), :mod:`~course.grading.records`
   (typed records), :mod:`~course.grading.text` (student text made safe to print and render).

@@ -94,6 +94,10 @@ def parser() -> argparse.ArgumentParser:
     pr.add_argument("chapters", nargs="+")
     pr.add_argument("--seeds", type=int, default=2)
     pr.add_argument("--course", type=Path, default=None, help="the course folder (default: this repository)")
+    ex = sub.add_parser("exercise", help="one exercise side by side: statement, reference, visible tests, probes, "
+                                         "verdicts, mutants and alternatives (without EXERCISE: the list)")
+    ex.add_argument("chapter")
+    ex.add_argument("exercise", nargs="?", default=None, help="a solution cell's grade id")
     r = sub.add_parser("run", help="execute chapters top to bottom and print their wall time")
     r.add_argument("assignments", nargs="*")
     r.add_argument("--grading", action="store_true", help="set NBGRADER_EXECUTION=autograde")
@@ -237,6 +241,9 @@ def _main(args) -> int:
     if args.command == "profiles":
         from course.grading import sweep
         return max(sweep.profiles_main(ch, args.seeds, root=args.course) for ch in args.chapters)
+    if args.command == "exercise":
+        from course.grading import exercise
+        return exercise.main(args.chapter, args.exercise)
     if args.command == "run":
         from course.grading import known
         for name in args.assignments or known.chapters():
