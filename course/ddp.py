@@ -712,11 +712,14 @@ def settle_collectives(timeout_s: float = 5.0) -> bool:
     function to :func:`course.profiling.profile_steps` as ``settle``, which calls it after the last ``step N``
     range, so the barrier is in no step's collectives.
 
-    Every rank must call it. The ranks first meet through the launch's store (no collective), for at most
-    ``timeout_s`` seconds: if one never comes (its code is stuck in a collective the others did not issue,
-    a wrong answer), the others skip the barrier, return ``False`` and leave, so that rank fails at once as
-    before instead of waiting out the process group's timeout. Ranks started by torchrun (no launch store)
-    go straight to the barrier.
+    Every rank must call it. The ranks first meet through the launch's store (no collective), for about
+    ``timeout_s`` seconds (the FileStore counts its wait in whole seconds: up to one more). If one does not
+    come in time (its code is stuck in a collective the others did not issue, a wrong answer), the others
+    skip the barrier, return ``False`` and leave, so that rank fails at once as before instead of waiting
+    out the process group's timeout. The store decides once, for every rank: the last rank to arrive writes
+    "all" unless a rank that gave up wrote "gave-up" first (``compare_set`` keeps the first), so a late rank
+    never enters a barrier that its peers skipped. Ranks started by torchrun (no launch store) go straight
+    to the barrier.
     """
     import torch.distributed as dist
 
@@ -724,11 +727,14 @@ def settle_collectives(timeout_s: float = 5.0) -> bool:
         return True
     if _RANK_STORE is not None:
         key = f"course-settle-{next(_SETTLE_CALLS)}"
+        state = key + "-state"
         if _RANK_STORE.add(key, 1) == dist.get_world_size():
-            _RANK_STORE.set(key + "-all", "1")
+            _RANK_STORE.compare_set(state, "", "all")
         try:
-            _RANK_STORE.wait([key + "-all"], timedelta(seconds=timeout_s))
+            _RANK_STORE.wait([state], timedelta(seconds=timeout_s))
         except Exception:  # noqa: BLE001  (a timeout: some rank did not come)
+            _RANK_STORE.compare_set(state, "", "gave-up")
+        if _RANK_STORE.get(state) != b"all":
             return False
     dist.barrier()
     return True

@@ -215,8 +215,10 @@ def profile_steps(step: Callable[[], object], steps: int = 3, warmup: int = 1, m
     and synchronisations. ``settle`` is called once after the last step has returned, still under the
     profiler but outside every ``step N`` range, before the profiler stops: the distributed workers pass
     :func:`course.ddp.settle_collectives`, so no background thread is still recording an event while the
-    profiler collects them (not called if a step raised). What ``settle`` did is cut from the trace (the raw
-    events too), so the trace shows the steps only, as without it.
+    profiler collects them (not called if a step raised). What ``settle`` did is cut from the raw Chrome
+    events (its range, every event that began in it, and the profiler's "Record Window End" marker), so a
+    rank's trace, which travels as those events, ends with its last step. The live profiler object behind
+    :meth:`Trace.table` still counts the settle range.
     """
     import torch
     from torch.profiler import ProfilerActivity, profile, record_function

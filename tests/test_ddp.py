@@ -417,6 +417,21 @@ def _settle_one_stuck(rank, world_size):
     return settle_collectives(timeout_s=1.0), time.perf_counter() - t0
 
 
+def _settle_one_late(rank, world_size):
+    import time
+
+    import torch
+    import torch.distributed as dist
+
+    from course.ddp import settle_collectives
+    if rank == 1:
+        time.sleep(3.5)  # arrives after rank 0 gave up: must not enter a barrier rank 0 skipped
+    ok = settle_collectives(timeout_s=1.0)
+    t = torch.tensor([float(rank + 1)] * 3)
+    dist.all_reduce(t)  # pairs with rank 0's all-reduce, not with a lone barrier
+    return ok, t.tolist()
+
+
 def test_settle_collectives_meets_every_rank_or_leaves_in_time():
     """The barrier before the profiler stops runs when every rank comes, and is skipped (fast) when one is stuck."""
     assert P.launch(_settle_both, world_size=2, timeout=60) == [True, True]
@@ -424,6 +439,10 @@ def test_settle_collectives_meets_every_rank_or_leaves_in_time():
     stuck, (settled, waited) = P.launch(_settle_one_stuck, world_size=2, timeout=60)
     assert stuck == "rank 1 left" and settled is False and 0.9 < waited < 20
     assert time.perf_counter() - t0 < 50, "a rank waited out the process group's timeout"
+    t0 = time.perf_counter()
+    late = P.launch(_settle_one_late, world_size=2, timeout=60, pg_timeout=40)
+    assert late == [(False, [3.0] * 3), (False, [3.0] * 3)], late  # the store decided "gave-up" for both
+    assert time.perf_counter() - t0 < 30
 
 
 def test_logged_train_worker_counts_only_the_functions_own_collectives():

@@ -70,3 +70,13 @@ def test_every_kernel_the_project_starts_gets_sliced_channels(tmp_path):
     assert nb.cells[0].outputs[0]["text"] == "42\n"
     assert seen == [(worker._SlicedChannel, worker._SlicedChannel)]
     assert issubclass(worker.CappedClient, worker.Client)
+
+
+def test_the_synchronous_setup_wraps_the_channels_too(tmp_path):
+    import nbformat
+
+    client = worker.Client(nbformat.v4.new_notebook(), timeout=60, kernel_name="python3",
+                           resources={"metadata": {"path": str(tmp_path)}})
+    with client.setup_kernel():
+        assert isinstance(client.kc._shell_channel, worker._SlicedChannel)
+        assert isinstance(client.kc._iopub_channel, worker._SlicedChannel)

@@ -33,6 +33,7 @@ import nbformat
 import zmq
 from jupyter_client.kernelspec import KernelSpec
 from jupyter_client.manager import AsyncKernelManager
+from nbclient.util import run_sync
 from nbclient import NotebookClient
 from nbclient.exceptions import DeadKernelError
 
@@ -196,6 +197,9 @@ class Client(NotebookClient):
             if channel is not None and not isinstance(channel, _SlicedChannel):
                 setattr(kc, name, _SlicedChannel(channel))
         return kc
+
+    # nbclient binds the synchronous form to its own coroutine; bind it to this one (setup_kernel uses it)
+    start_new_kernel_client = run_sync(async_start_new_kernel_client)
 
 
 class CappedClient(Client):
