@@ -310,7 +310,7 @@ def _(got, ref):
 #   each call keeps its own limit: two calls, one graph, one backward ............................... test_soft_clip_backward,
 #                                                                                                     test_soft_clip_limit_grad
 #   gradient for a tensor limit: grad_output * dy/dlimit, summed to limit's shape (0-dim, per
-#     feature, ranks 1 to 3, float32, x without grad, saturated logits) ............................. test_soft_clip_limit_grad
+#     feature, ranks 0 to 3 (a 0-dim x too), float32, x without grad, saturated logits) ............. test_soft_clip_limit_grad
 #   backward agrees with central differences of forward, for x and for limit, float64 (and torch's
 #     gradcheck run in the kernel agrees); the values are the reference's ........................... test_soft_clip_gradcheck
 #   soft_clip goes through SoftClip.apply; tensors saved with ctx.save_for_backward, none kept as a
@@ -455,8 +455,9 @@ def _(got, ref):
 def probe_soft_limit(seed):
     f64 = torch.float64
     g = torch.Generator().manual_seed(seed)
+    # the last two: a 0-dim x with a 0-dim tensor limit ("any shape, 0-dim included"), with and without x's grad
     specs = [((5, 3), f64, "feature"), ((4,), f64, "scalar"), ((2, 3, 4), torch.float32, "feature"),
-             ((6, 2), f64, "scalar"), ((3,), f64, "feature")]
+             ((6, 2), f64, "scalar"), ((3,), f64, "feature"), ((), f64, "scalar"), ((), torch.float32, "scalar")]
     cases = [(x, limit, torch.randn(x.shape, generator=g, dtype=x.dtype)) for x, limit in soft_inputs(seed + 2, specs)]
     vx = torch.randn(5, 3, generator=g, dtype=f64)
     vup = torch.randn(5, 3, generator=g, dtype=f64)

@@ -71,7 +71,8 @@ def _nullcontext():
 # clause -> test
 #   weighted mean over the LAST dimension: sum(x*w*m) / sum(w*m) ............. test_weighted_mean_eager
 #   no weights -> all ones; no mask -> all True ............................... test_weighted_mean_eager
-#   any rank (1-D, 2-D, 3-D), float64 and bfloat16 keep their dtype .......... test_weighted_mean_eager,
+#   any rank (1-D, 2-D, 3-D), float64 and bfloat16 keep their dtype, also with
+#   weights of another dtype (float64 on float32, float32 on bfloat16) ...... test_weighted_mean_eager,
 #                                                                                test_weighted_mean_scripted
 #   result shape x.shape[:-1], size-1 leading dims kept ((1, 5) -> (1,)) ..... test_weighted_mean_eager
 #   the caller's weights tensor is not modified (no in-place rescaling) ...... test_weighted_mean_eager
@@ -121,9 +122,18 @@ def probe_weighted_eager(seed):
                      judge_attempt(lambda x=x, m=m: WeightedMean()(x, m)),
                      judge_attempt(lambda x=x, w=w: WeightedMean(w)(x)),
                      judge_attempt(lambda x=x, w=w, m=m: WeightedMean(w)(x, m))])
+    # weights in another dtype than x (the statement: the result keeps x's dtype): float64 weights on a float32 x,
+    # float32 weights on a bfloat16 x; a factor left in the weights' dtype promotes the result
+    mixed = []
+    for (x, w, m), w_dtype in zip(judge_weighted_cases(seed + 1, [(3, 6), (2, 5)], [torch.float32, torch.bfloat16]),
+                                  [torch.float64, torch.float32]):
+        w = w.to(w_dtype)
+        mixed.append([judge_attempt(lambda x=x, w=w: WeightedMean(w)(x)),
+                      judge_attempt(lambda x=x, w=w, m=m: WeightedMean(w)(x, m))])
     # the caller's weights after those calls: the same values as drawn (ref's are never touched)
     return {"visible": vis, "rows": rows, "shapes": [tuple(x.shape) for x, _, _ in cases],
-            "weights_after": [w for _, w, _ in cases]}
+            "weights_after": [w for _, w, _ in cases], "mixed": mixed,
+            "mixed_dtypes": [("float32", "float64"), ("bfloat16", "float32")]}
 
 
 @probe_weighted_eager.verdict
@@ -144,6 +154,14 @@ def _(got, ref):
                           hint="reduce over the last dimension whatever the rank; masked-out positions count in "
                                "neither the numerator nor the denominator; keep x's dtype and the shape "
                                "x.shape[:-1] (a size-1 batch dimension stays)")
+    for (x_dtype, w_dtype), g_row, r_row in zip(ref["mixed_dtypes"], got["mixed"], ref["mixed"]):
+        for label, g, r in zip(["(w)(x)", "(w)(x, mask)"], g_row, r_row):
+            want = _out(r, "reference")
+            tol = 2e-2 if want.dtype == torch.bfloat16 else 1e-5
+            name = f"WeightedMean{label} for a {x_dtype} x and {w_dtype} weights"
+            C.check_close(_out(g, name), want, name=name, rtol=tol, atol=tol,
+                          hint="the result keeps x's dtype whatever the weights' dtype: turn the weights into x's "
+                               "dtype as well as the mask")
     for shape, g_w, r_w in zip(ref["shapes"], got["weights_after"], ref["weights_after"]):
         C.check_close(g_w, r_w, name=f"the caller's weights tensor after WeightedMean(w) (x of shape {shape})",
                       rtol=0, atol=0,
