@@ -701,7 +701,7 @@ def accumulation_cases_worker(rank: int, world_size: int, fn: Callable, cases: l
 
 # --- Profiling a DDP training step, a CPU stand-in for SyncBatchNorm, logging across ranks ---------
 
-def settle_collectives(timeout_s: float = 5.0) -> bool:
+def settle_collectives(timeout_s: float = 2.0) -> bool:
     """Wait until every collective this rank started has finished, its profiler event included (a barrier).
 
     A gloo collective completes its future (what DDP's backward and ``work.get_future()`` wait on) *before*
@@ -715,8 +715,10 @@ def settle_collectives(timeout_s: float = 5.0) -> bool:
     Every rank must call it. The ranks first meet through the launch's store (no collective), for about
     ``timeout_s`` seconds (the FileStore counts its wait in whole seconds: up to one more). If one does not
     come in time (its code is stuck in a collective the others did not issue, a wrong answer), the others
-    skip the barrier, return ``False`` and leave, so that rank fails at once as before instead of waiting
-    out the process group's timeout. The store decides once, for every rank: the last rank to arrive writes
+    skip the barrier, return ``False`` and leave, so that rank fails within about 3 s instead of waiting
+    out the process group's timeout. Ranks that just finished a step are in step within milliseconds (the
+    step's own collectives hold them together), so 2 s is ample; a rank stalled longer than that only skips
+    the drain. The store decides once, for every rank: the last rank to arrive writes
     "all" unless a rank that gave up wrote "gave-up" first (``compare_set`` keeps the first), so a late rank
     never enters a barrier that its peers skipped. Ranks started by torchrun (no launch store) go straight
     to the barrier.
