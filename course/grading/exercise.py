@@ -24,11 +24,7 @@ from nbgrader.utils import is_grade, is_solution
 
 from course.grading import judge as judge_mod
 from course.grading import known
-from course.grading.records import exercise_of, grade_id
-
-
-def _points(cell) -> float:
-    return float(cell.metadata.get("nbgrader", {}).get("points", 0) or 0)
+from course.grading.records import exercise_of, grade_id, points
 
 
 def exercises(chapter: str, root: Path = known.REPO) -> dict[str, list[tuple[str, float]]]:
@@ -38,7 +34,7 @@ def exercises(chapter: str, root: Path = known.REPO) -> dict[str, list[tuple[str
     out: dict[str, list[tuple[str, float]]] = {grade_id(c): [] for c in nb.cells if is_solution(c)}
     for c in nb.cells:
         if is_grade(c) and grade_id(c) in owner:
-            out[owner[grade_id(c)]].append((grade_id(c), _points(c)))
+            out[owner[grade_id(c)]].append((grade_id(c), points(c)))
     return out
 
 
@@ -79,7 +75,7 @@ def show(chapter: str, exercise: str, root: Path = known.REPO) -> str:
     variants = [v for kind in ("mutant", "alternative") for v in known.load_variants(chapter, kind, root)
                 if v.cell == exercise]
 
-    out = [f"{chapter} · exercise {exercise} · {sum(_points(c) for c in grades):g} points in {len(grades)} "
+    out = [f"{chapter} · exercise {exercise} · {sum(points(c) for c in grades):g} points in {len(grades)} "
            f"grade cell(s) · {sum(v.kind == 'mutant' for v in variants)} mutants, "
            f"{sum(v.kind == 'alternative' for v in variants)} alternatives"]
     out += [_heading("Statement"), _statement(cells, index) or "(no markdown right above the solution cell)"]
@@ -88,7 +84,7 @@ def show(chapter: str, exercise: str, root: Path = known.REPO) -> str:
         out += ["", "Why it is right: " + judge.why[exercise]]
     for c in grades:
         gid = grade_id(c)
-        out.append(_heading(f"Grade cell {gid} ({_points(c):g} points)"))
+        out.append(_heading(f"Grade cell {gid} ({points(c):g} points)"))
         out += ["What students see:", textwrap.indent(strip_hidden_tests(c.source).strip("\n") or "(empty)", "    ")]
         probe = judge.probes.get(gid)
         if probe is None:

@@ -440,9 +440,9 @@ def execute(path: Path, grading: bool = False, timeout: int = 300,
     the cells' outputs: tools/gpu_check.py); an exception raised then (a dead kernel, a timeout) carries the
     partly executed notebook as ``partial_notebook``.
     """
-    from course.grading.worker import Client as NotebookClient
     from nbgrader.utils import is_grade
 
+    from course.grading.worker import Client as NotebookClient
     from course.grading.worker import strip_hidden_tests
 
     nb = read(path)

@@ -26,6 +26,7 @@ import shutil
 import sys
 import tempfile
 import time
+from queue import Empty
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,9 +34,9 @@ import nbformat
 import zmq
 from jupyter_client.kernelspec import KernelSpec
 from jupyter_client.manager import AsyncKernelManager
-from nbclient.util import run_sync
 from nbclient import NotebookClient
 from nbclient.exceptions import DeadKernelError
+from nbclient.util import ensure_async, run_sync
 
 from course.grading import intake, wire
 from course.grading.config import Limits
@@ -164,10 +165,6 @@ class _SlicedChannel:
         return getattr(self._channel, name)
 
     async def get_msg(self, timeout: float | None = None) -> dict:
-        from queue import Empty
-
-        from jupyter_core.utils import ensure_async
-
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             left = POLL_SLICE if deadline is None else min(POLL_SLICE, max(0.0, deadline - time.monotonic()))
