@@ -218,3 +218,36 @@ def test_student_view_cells(chapter):
             assert "raises-exception" in cell.metadata.get("tags", []), f"{meta['grade_id']}: tag raises-exception"
     last = nb.cells[-1]
     assert grading.grade_id(last) == "progress" and f'summary("{chapter}")' in last.source
+
+
+# Exercises whose answer can still be read on the page, each with the issue that deepens or replaces it.
+# The list only shrinks: an exercise on it that falls within the limit fails until it is taken off.
+ANSWER_ON_PAGE_OPEN = {
+    "graph_nodes": 28, "find_gradient_cuts": 28, "dann_loss": 28, "scale_and_track": 28,
+    "weighted_mean": 28, "export_classifier": 28, "export_for_serving": 28, "package_for_serving": 28,
+    "linear_probe": 29, "jpeg_folder_dataset": 29, "train_logged": 29, "train_accumulated": 29,
+    "train_and_record": 29, "evaluate": 29, "tbptt_train": 29, "break_report": 29, "postprocess_fixed": 29,
+    "warmup_scale_fixed": 29, "summarise_unbacked": 29,
+}
+
+
+@pytest.fixture(scope="module")
+def idioms():
+    from course.grading import onpage
+    return onpage.idioms()
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_answer_is_not_on_the_page(chapter, idioms):
+    """At most a third of each reference's code lines can be read in the release notebook or course/*.py."""
+    from course.grading import onpage
+    report, wrong = [], []
+    for item in onpage.shares(chapter, common=idioms):
+        report.append(item.describe())
+        over = item.share > onpage.LIMIT
+        if item.exercise in ANSWER_ON_PAGE_OPEN and not over:
+            wrong.append(f"{item.exercise} is within the limit now ({item.share:.0%}): take it off ANSWER_ON_PAGE_OPEN")
+        elif item.exercise not in ANSWER_ON_PAGE_OPEN and over:
+            wrong.append(f"{item.exercise}: {item.share:.0%} of the reference is on the page")
+    print("\n".join(report))
+    assert not wrong, "\n".join(wrong + report)

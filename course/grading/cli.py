@@ -98,6 +98,9 @@ def parser() -> argparse.ArgumentParser:
                                          "verdicts, mutants and alternatives (without EXERCISE: the list)")
     ex.add_argument("chapter")
     ex.add_argument("exercise", nargs="?", default=None, help="a solution cell's grade id")
+    op = sub.add_parser("onpage", help="how much of each reference solution a student can read on the page "
+                                        "(exit 1 if an exercise is over a third)")
+    op.add_argument("chapters", nargs="*")
     r = sub.add_parser("run", help="execute chapters top to bottom and print their wall time")
     r.add_argument("assignments", nargs="*")
     r.add_argument("--grading", action="store_true", help="set NBGRADER_EXECUTION=autograde")
@@ -244,6 +247,9 @@ def _main(args) -> int:
     if args.command == "exercise":
         from course.grading import exercise
         return exercise.main(args.chapter, args.exercise)
+    if args.command == "onpage":
+        from course.grading import onpage
+        return onpage.main(args.chapters)
     if args.command == "run":
         from course.grading import known
         for name in args.assignments or known.chapters():
