@@ -592,6 +592,8 @@ def _(got, ref):
 #                                                                             above the visible 24: no hard-coding)
 #   refuses a sequence longer than max_position_embeddings ................. test_serving_shapes
 #   a snapshot: training the caller's model afterwards changes nothing ..... test_serving_snapshot
+#   the caller's model keeps its modes, module by module (a frozen LayerNorm
+#   inside a train-mode model) ............................................. test_serving_snapshot
 # Budget: one export per probe for the hidden model, plus the visible example in test_serving_logits.
 #
 # --- Exercise 3.3 · package_for_serving (its own solution cell) -------------------------------------------------
@@ -605,6 +607,9 @@ def _(got, ref):
 #                                                                             size and length)
 #   the weights are inside: training the model the program came from (the
 #   program shares its weights) changes nothing ............................. test_serving_package
+#   get_metadata() holds max_batch, max_length, num_labels as decimal strings,
+#   read from the program (a hidden program: batch max 16, not the visible
+#   64; length max from the seed; 2 to 5 labels) ........................... test_serving_package
 
 @judge.shared
 def judge_text_setup(seed, min_positions, max_positions, functional_dropout=False):
@@ -810,9 +815,12 @@ def probe_serving_snapshot(seed):
     later = text_batch(config, 3, 11, seed=seed + 5)     # the example's length: this cell tests the snapshot only
     targets = _t.randint(0, config.num_labels, (4,), generator=_t.Generator().manual_seed(seed))
     want = judge_eval_logits(model, [example, later])
+    model.norm.eval()                              # frozen, as in fine-tuning: the caller's modes are mixed
+    before = [m.training for m in model.modules()]
     rec = judge_attempt(lambda: export_for_serving(model, *example))
+    modes = {"before": before, "after": [m.training for m in model.modules()]}
     if not rec["ok"]:
-        return {"want": want, "after": [rec, rec], "moved": None}
+        return {"want": want, "after": [rec, rec], "moved": None, "modes": modes}
     opt = _t.optim.SGD(model.parameters(), lr=0.5)
     model.train()
     for _ in range(3):                             # training goes on after the export
@@ -822,13 +830,20 @@ def probe_serving_snapshot(seed):
         opt.step()
     now = judge_eval_logits(model, [example, later])
     moved = max(float((a - b).abs().max()) for a, b in zip(now, want))
-    return {"want": want, "after": judge_logits_run(rec["out"], [example, later]), "moved": moved}
+    return {"want": want, "after": judge_logits_run(rec["out"], [example, later]), "moved": moved, "modes": modes}
 
 
 @probe_serving_snapshot.verdict
 def _(got, ref):
     C.check_true(ref["moved"] is not None and ref["moved"] > 1e-3,
                  "judge error: training did not move the reference model")
+    C.check_true(ref["modes"]["after"] == ref["modes"]["before"], "judge error: the reference changed the modes")
+    C.check_type(got["modes"], dict, "the modes record")
+    flags = got["modes"].get("after")
+    C.check_true(flags == ref["modes"]["before"],
+                 "the caller's model came back with other train/eval modes than it had (a frozen submodule in a "
+                 f"train-mode model): {flags} instead of {ref['modes']['before']}",
+                 hint="switch a copy to eval mode, never the caller's model: its modes are the caller's to set")
     for label, rec, want in zip(("the example", "another batch"), got["after"], ref["want"]):
         C.check_close(_logits(rec, f"the program after training the model, on {label}"), want,
                       name=f"program(...) on {label} after three optimizer steps on the model", rtol=1e-5, atol=1e-5,
@@ -838,7 +853,7 @@ def _(got, ref):
 # The reference run of a grading skips the compile (below): its record holds want, top, moved and call only, so
 # the structure check leaves every other key, and call, to the verdict.
 @judge.probe("test_serving_package", seconds=240,   # an AOTInductor compile: seconds, not milliseconds
-             free=("call", "type", "is_package", "new", "file", "from_file", "after"))
+             free=("call", "type", "is_package", "new", "file", "from_file", "after", "metadata"))
 def probe_serving_package(seed):
     import os as _os
     import tempfile as _tempfile
@@ -876,7 +891,11 @@ def probe_serving_package(seed):
         with _t.no_grad():
             return float((program.module()(input_ids=example[0], attention_mask=example[1]) - want[0]).abs().max())
 
-    got = {"want": want, "top": top}
+    # The serving contract the package must carry: this program's batch (1..16) and length (2..top) maxima and
+    # its logits' width, as decimal strings. Known here from how the program was built, so the reference run
+    # needs no compile to state it.
+    contract = {"max_batch": "16", "max_length": str(top), "num_labels": str(config.num_labels)}
+    got = {"want": want, "top": top, "contract": contract}
     if _os.environ.get("COURSE_JUDGE_REFERENCE_RUN") == "1":
         # The reference run of a grading: the verdict reads only want, top and moved from it, so the compile is
         # skipped there (the sweep runs this probe in full on the reference). Set by a student, it skips their
@@ -900,6 +919,12 @@ def probe_serving_package(seed):
     except ImportError:                                          # another torch: the class name decides
         got["is_package"] = type(served).__name__ == "AOTICompiledModel"
     got["call"] = {"ok": True, "out": None}
+
+    def read_contract():
+        meta = dict(served.get_metadata())
+        return {key: (value[:64] if isinstance(value, str) else f"<a {type(value).__name__}>")
+                for key, value in meta.items() if key in contract}
+    got["metadata"] = judge_attempt(read_contract)
     with _t.no_grad():
         got["new"] = judge_attempt(lambda: served(input_ids=new[0], attention_mask=new[1]))
     got["file"] = _os.path.isfile(path)
@@ -926,6 +951,16 @@ def _(got, ref):
                  f"package_for_serving returned a {got.get('type', '?')}, not the loaded AOTInductor package",
                  hint="return what torch._inductor.aoti_load_package(path) gives back (an AOTICompiledModel), "
                       "not the program or its module")
+    meta = got.get("metadata", {})
+    C.check_true(meta.get("ok") is True, f"the loaded package's get_metadata() raised {meta.get('error')}")
+    have = meta.get("out")
+    C.check_type(have, dict, "the package's contract entries")
+    for key, want in ref["contract"].items():
+        C.check_true(have.get(key) == want,
+                     f"the package's metadata has {key}={have.get(key)!r}; the program it was compiled from says "
+                     f"{want!r}" + (" (no such entry)" if key not in have else ""),
+                     hint="read the contract from the program given (the ranges of its input's size symbols, the "
+                          "width of its output), never from a model, a config or a constant, and store strings")
     label = f"batch 5, length {ref['top'] - 1}"
     C.check_close(_logits(got.get("from_file", {}), f"the package file at path, loaded in a new process, on {label}"),
                   ref["want"][1], name=f"the package file at path, loaded in a new process, on {label}",
@@ -946,5 +981,5 @@ WHY = {
     "weighted_mean": "The class annotation weights: Optional[Tensor] types the scripted attribute as tensor-or-None whatever it held at compile time, so it can be set and cleared. Reading it into the local w lets script refine the Optional after the is-not-None test; the caller's tensor is only cast, never changed.",
     "export_classifier": "Exporting copy.deepcopy(model).eval() gives a program with dropout off and its own weights, so later training and the caller's modes are untouched. Doubling a 1-row example avoids the 0/1 specialisation, and dynamic_shapes by position works whatever the argument's name; features stay static.",
     "export_for_serving": "The wrapper's forward(input_ids, attention_mask) returns just the logits tensor of an eval-mode deepcopy (a snapshot without dropout). Giving both inputs the same batch and length Dim objects says their shapes match, and the length's max from model.config makes longer inputs fail.",
-    "package_for_serving": "aoti_compile_and_package compiles the program and writes it, with its own copy of the weights, to the file at path, replacing what was there; aoti_load_package loads that file, so the returned package depends on neither the program nor the model.",
+    "package_for_serving": "aoti_compile_and_package compiles the program and writes it, with its own copy of the weights, to the file at path, replacing what was there; aoti_load_package loads that file, so the returned package depends on neither the program nor the model. The contract comes from the program itself: the input_ids placeholder's fake tensor has symbolic sizes whose ranges range_constraints holds, the output node's fake tensor gives the logits' width, and aot_inductor.metadata stores the three strings in the package.",
 }
