@@ -111,3 +111,73 @@ def live_view(render, controls: dict):
     for w in controls.values():
         w.observe(_changed, names="value")
     return handle
+
+
+def storage_cells(t: torch.Tensor) -> dict[int, list[tuple[int, ...]]]:
+    """Map each storage position (counted in elements) that ``t`` reads to the indices of ``t`` that read it.
+
+    The position of ``t[idx]`` is ``t.storage_offset() + sum(i * s for i, s in zip(idx, t.stride()))``, the
+    formula every strided tensor follows. An expanded tensor (stride 0) reads one position at several indices.
+    """
+    import itertools
+
+    cells: dict[int, list[tuple[int, ...]]] = {}
+    for idx in itertools.product(*(range(n) for n in t.shape)):
+        where = t.storage_offset() + sum(i * s for i, s in zip(idx, t.stride()))
+        cells.setdefault(where, []).append(idx)
+    return cells
+
+
+def storage_picture(views: dict[str, torch.Tensor], max_cells: int = 64):
+    """Draw, for each named tensor, the storage it sits on as a row of cells; return the figure.
+
+    Every cell is one storage element, numbered from 0. The cells a tensor reads are coloured by the element's
+    first index and labelled with its index (``1,2`` is ``t[1, 2]``); the cells it does not read stay grey. Two
+    arrows start at the first element: one step along the last dimension (``stride[-1]``) and one along the first
+    (``stride[0]``). The tensors may sit on different storages of at most ``max_cells`` elements each.
+    """
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import FancyArrowPatch, Rectangle
+
+    sizes = {name: t.untyped_storage().nbytes() // t.element_size() for name, t in views.items()}
+    if max(sizes.values(), default=0) > max_cells:
+        raise ValueError(f"storage_picture draws storages of up to {max_cells} elements, got {max(sizes.values())}")
+    width = max(sizes.values(), default=1)
+    fig, axes = plt.subplots(len(views), 1, figsize=(max(6.0, 0.55 * width + 1.0), 1.55 * len(views)), squeeze=False)
+    colours = plt.get_cmap("tab10")
+    for ax, (name, t) in zip(axes[:, 0], views.items()):
+        cells = storage_cells(t)
+        for pos in range(sizes[name]):
+            idxs = cells.get(pos, [])
+            colour = colours(idxs[0][0] % 10) if idxs and t.dim() else ("#9ecae1" if idxs else "#eeeeee")
+            ax.add_patch(Rectangle((pos, 0), 1, 1, facecolor=colour, edgecolor="black", alpha=0.55 if idxs else 1.0))
+            label = ",".join(map(str, idxs[0])) if idxs else ""
+            if len(idxs) > 1:
+                label += f"\n(+{len(idxs) - 1})"
+            ax.text(pos + 0.5, 0.5, label, ha="center", va="center", fontsize=7)
+            ax.text(pos + 0.5, -0.3, str(pos), ha="center", va="center", fontsize=6, color="grey")
+        top = 1.6
+        if t.numel() and t.dim():
+            start = t.storage_offset()
+            for dim, text, bend in [(t.dim() - 1, "stride[-1]", 0.3)] + ([(0, "stride[0]", 0.5)] if t.dim() > 1 else []):
+                step = t.stride(dim)
+                if t.shape[dim] < 2:
+                    continue
+                if step == 0:
+                    top += 0.4
+                    ax.text(start, top - 0.2, f"{text} = 0: every step stays in the same cell", fontsize=7, va="center")
+                    continue
+                apex = 1.0 + bend * step / 2 + 0.2         # where the arc of this arrow peaks, and a little above
+                top = max(top, apex + 0.3)
+                ax.add_patch(FancyArrowPatch((start + 0.5, 1.0), (start + step + 0.5, 1.0),
+                                             connectionstyle=f"arc3,rad=-{bend}", arrowstyle="->",
+                                             mutation_scale=10, color="black"))
+                ax.text(start + 0.5 + step / 2, apex, f"{text} = {step}", ha="center", va="center", fontsize=7,
+                        bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.5})
+        ax.set_xlim(-0.2, width + 0.2)
+        ax.set_ylim(-0.6, top)
+        ax.axis("off")
+        ax.set_title(f"{name}: shape {tuple(t.shape)}, stride {t.stride()}, storage offset {t.storage_offset()}",
+                     fontsize=9, loc="left")
+    fig.tight_layout()
+    return fig

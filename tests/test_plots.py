@@ -61,3 +61,27 @@ def test_live_view_updates_one_output_in_place(monkeypatch):
     assert calls == [3, 5] and len(updates) == 1 and type(updates[0]).__name__ == "Image"
     text = plots.live_view(lambda n: f"n = {n}", {"n": widgets.IntSlider(value=2)})
     assert "n = 2" in shown[-1].data
+
+
+def test_storage_cells_follow_the_strides_as_the_addresses_do():
+    base = torch.arange(12.0).reshape(3, 4)
+    for t in (base, base.t(), base[1:, 1:3], base[:, ::2], base[0].expand(3, 4)):
+        start = t.untyped_storage().data_ptr()
+        for pos, idxs in plots.storage_cells(t).items():
+            assert all((t[idx].data_ptr() - start) // t.element_size() == pos for idx in idxs)
+    assert plots.storage_cells(base[1:, 1:3]) == {5: [(0, 0)], 6: [(0, 1)], 9: [(1, 0)], 10: [(1, 1)]}
+    assert plots.storage_cells(base[0].expand(2, 4))[0] == [(0, 0), (1, 0)]
+
+
+def test_storage_picture_draws_one_row_per_tensor_with_labelled_cells_and_strides():
+    import pytest
+
+    base = torch.arange(12.0).reshape(3, 4)
+    fig = plots.storage_picture({"base": base, "base.t()": base.t(), "expanded": base[0].expand(3, 4)})
+    assert len(fig.axes) == 3
+    texts = [t.get_text() for t in fig.axes[1].texts]
+    assert "1,0" in texts and "stride[-1] = 4" in texts and "stride[0] = 1" in texts
+    assert "base.t(): shape (4, 3), stride (1, 4)" in fig.axes[1].get_title(loc="left")
+    assert any("stride[0] = 0" in t.get_text() for t in fig.axes[2].texts)
+    with pytest.raises(ValueError):
+        plots.storage_picture({"too big to draw": torch.zeros(100)})
