@@ -1076,6 +1076,9 @@ def _(got, ref):
 # --- Exercise 5.5 · preflight -----------------------------------------------------------------------------
 # clause -> test
 #   bn_not_synced: distributed, a non-Sync BatchNorm at any depth ....... test_preflight_bn (+ clean)
+#   ... BatchNorm1d, 2d or 3d (a tuple of the first two misses 3d) ........ test_preflight_bn
+#   ... InstanceNorm1d/2d/3d (any affine/track_running_stats), GroupNorm,
+#       LayerNorm never flagged (a test against _NormBase flags InstanceNorm) test_preflight_bn
 #   sampler_not_distributed: distributed, map-style, not a DistributedSampler test_preflight_loader (+ clean)
 #   ... an IterableDataset is not flagged ................................ test_preflight_loader
 #   pin_memory_without_cuda ............................................... test_preflight_loader
@@ -1195,13 +1198,39 @@ def probe_preflight_bn(seed):
                 h = b(h)
             return self.head(h.mean((2, 3)))
 
+    class Norms(nn.Module):
+        """Linear(4, 4), then the normalisation layer `norm` on the features viewed as (B, *shape); out (B, 4)."""
+
+        def __init__(self, norm, shape):
+            super().__init__()
+            self.inp, self.norm, self.shape = nn.Linear(4, 4), norm, shape
+
+        def forward(self, x):
+            return self.norm(self.inp(x).view(-1, *self.shape)).reshape(len(x), 4)
+
     two_bn = nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4), nn.Linear(4, 4), nn.BatchNorm1d(4), nn.Linear(4, 2))
+    bn3d = nn.Sequential(nn.Linear(4, 4), nn.Sequential(Norms(nn.BatchNorm3d(1), (1, 1, 2, 2))), nn.Linear(4, 2))
+    inst1d = nn.Sequential(Norms(nn.InstanceNorm1d(2), (2, 2)), nn.ReLU(),
+                           nn.Sequential(Norms(nn.InstanceNorm1d(2, affine=True, track_running_stats=True), (2, 2))),
+                           nn.Linear(4, 2))
+    inst2d = nn.Sequential(Norms(nn.InstanceNorm2d(1, affine=True), (1, 2, 2)),
+                           Norms(nn.InstanceNorm2d(1, track_running_stats=True), (1, 2, 2)), nn.Linear(4, 2))
+    inst3d_group_layer = nn.Sequential(Norms(nn.InstanceNorm3d(1, affine=True, track_running_stats=True), (1, 1, 2, 2)),
+                                       Norms(nn.GroupNorm(2, 4), (4,)), Norms(nn.LayerNorm(4), (4,)), nn.Linear(4, 2))
+    inst_and_bn = nn.Sequential(Norms(nn.InstanceNorm1d(2, affine=True), (2, 2)), nn.BatchNorm1d(4), nn.Linear(4, 2))
     conv = nn.SyncBatchNorm.convert_sync_batchnorm(nn.Sequential(nn.Linear(4, 6), nn.BatchNorm1d(6), nn.Linear(6, 2)))
     rows = []
     for label, m, dist_ in (("a nested BatchNorm1d, distributed", nested, True),
                             ("a BatchNorm2d inside a ModuleList, distributed", Conv(), True),
                             ("two BatchNorm layers, distributed (one code)", two_bn, True),
                             ("SyncBatchNorm, distributed", conv, True),
+                            ("a nested BatchNorm3d, distributed", bn3d, True),
+                            ("InstanceNorm1d layers (one affine with running stats), distributed (not BatchNorm)",
+                             inst1d, True),
+                            ("InstanceNorm2d layers (affine; track_running_stats), distributed (not BatchNorm)",
+                             inst2d, True),
+                            ("InstanceNorm3d, GroupNorm and LayerNorm, distributed (not BatchNorm)", inst3d_group_layer, True),
+                            ("an InstanceNorm1d and a BatchNorm1d, distributed", inst_and_bn, True),
                             ("a nested BatchNorm1d, not distributed", nested, False)):
         rows.append((label, preflight(m, make_loader(8, seed=5 + seed % 50, distributed_rank=0), dist_)))
     return {"visible": visible_row, "rows": rows}
@@ -1213,7 +1242,9 @@ def _(got, ref):
         C.check_equal(codes(got["visible"], "BatchNorm + distributed"), sorted(ref["visible"]),
                       "codes for BatchNorm + distributed")
     check_code_rows(got["rows"], ref["rows"],
-                    "look at model.modules() (any depth); exclude SyncBatchNorm; only when distributed; each code once")
+                    "look at model.modules() (any depth); every BatchNorm (1d, 2d, 3d) but SyncBatchNorm, and no "
+                    "other normalisation layer (InstanceNorm, GroupNorm, LayerNorm use per-sample statistics); only "
+                    "when distributed; each code once")
 
 
 @judge.probe("test_preflight_unused")
@@ -1290,5 +1321,5 @@ WHY = {
     "train_and_record": "The hook appends output.detach(), which keeps the values but not the graph, so no batch's graph outlives its step and the activations have no history. Only the handle this function registered is removed, in finally: the hook is gone after a return or an exception, other hooks stay.",
     "evaluate": "model.eval() switches Dropout and BatchNorm, torch.no_grad() stops any graph; summing with reduction=\"sum\" and dividing by the total y.numel() counts every target value once. Each module's own training flag is saved first and put back in finally, even when the loop raises.",
     "tbptt_train": "detach_state cuts the history of a tensor or of every tensor in a tuple; applying it at each chunk boundary (the incoming state included) keeps gradients inside the chunk, never in earlier chunks, with no retain_graph. The returned state is detached too, so the next call continues the stream.",
-    "preflight": "SyncBatchNorm is itself a _BatchNorm, so it is excluded explicitly. The unused-parameter probe runs on a deepcopy with every grad set to None, so a stale gradient cannot hide an unused parameter and the real model's values, buffers, grads and mode are never touched.",
+    "preflight": "Every BatchNorm (1d, 2d, 3d, SyncBatchNorm) is a _BatchNorm and InstanceNorm is not (it shares only _NormBase), so isinstance(m, _BatchNorm) is the BatchNorm test, and SyncBatchNorm is excluded explicitly. The unused-parameter probe runs on a deepcopy whose grads are None (a deep-copied Parameter has none on this torch; zero_grad makes sure), so a stale gradient cannot hide an unused parameter and the real model's values, buffers, grads and mode are never touched.",
 }
