@@ -6,7 +6,7 @@
 * :func:`make_separable` and :func:`make_images` generate data (no downloads).
 * :func:`count_code_lines` counts the lines of code of a function or class,
   for the plain-loop vs Lightning comparison.
-* :class:`LoadReport` is what exercise 4.4 returns.
+* :class:`LoadReport` is what exercise 4.3 (``load_checkpoint_flexible``, in section 4.4) returns.
 * :func:`plain_fit` and :class:`DemoLitClassifier` are the same tiny
   classifier trained by hand and by Lightning; :class:`LitMLP` (with saved
   hyperparameters) and :class:`SeparableDataModule` are the Lightning-as-used
@@ -606,6 +606,9 @@ def save_local_weights(arch: str, path: str, num_classes: int = 10, seed: int = 
 
     It stands in for weights copied onto an offline machine: load them with
     ``timm.create_model(arch, pretrained=True, pretrained_cfg_overlay=dict(file=path), num_classes=..., **timm_kwargs)``.
+    timm drops the file's classifier whenever ``num_classes`` differs from ``pretrained_cfg["num_classes"]`` (1000 for
+    the architectures used here), not from the file's own class count: add ``num_classes=<the file's count>`` to the
+    overlay to keep a matching head (chapter 4, "Local weights").
     """
     import timm
 
