@@ -1173,6 +1173,10 @@ def _(got, ref):
 #                                                                           L = 0, no rows, int64: x's dtype kept)
 #   a view of x, also with no window: shares x's storage ................. test_sliding_windows_view (5 layouts),
 #                                                                           _layouts, _edge_cases (0 windows)
+#   a view in torch's sense: _base is x's base (shares the version counter) test_sliding_windows_view (set_ on x's
+#                                                                           storage shares memory, is no view)
+#   every call starts afresh (no state across calls) ...................... test_sliding_windows_layouts (the same
+#                                                                           shape twice, in two layouts)
 #   element [..., i, j] is the memory of x[..., i*step + j]: writes reach x  test_sliding_windows_view (a write
 #                                                                           through the last window, then undone),
 #                                                                           _layouts (strides and offset where they
@@ -1216,11 +1220,13 @@ def window_facts(x, size, step, ops=False):
     kind = next((k for k, n in enumerate(window_errors(), 1) if str(out).startswith(n + ":")), 0) if status == "error" else -1
     facts = {"status": status, "error": kind, "bounds": status == "error" and "out of bounds" in str(out),
              "tensor": False, "dtype": None, "shape": None, "stride": None, "offset": None, "shares": None, "values": None,
+             "base": None,
              "x_kept": (tuple(x.shape), x.stride(), x.storage_offset()) == before and torch.equal(x, values_before),
              "ops": ",".join(sorted(names))}
     if status == "ok" and type(out) is torch.Tensor:
         facts.update(tensor=True, dtype=out.dtype, shape=tuple(out.shape), stride=tuple(out.stride()), offset=out.storage_offset(),
-                     shares=out.untyped_storage().data_ptr() == x.untyped_storage().data_ptr())
+                     shares=out.untyped_storage().data_ptr() == x.untyped_storage().data_ptr(),
+                     base=out._base is (x if x._base is None else x._base))    # a view in torch's sense
         if facts["shape"] == expected:
             facts["values"] = out
     return facts, out
@@ -1352,6 +1358,10 @@ def check_view(g, r, call):
     copies = [op for op in COPY_OPS if op in ran]
     C.check_true(f["shares"] is True, f"{call} does not share x's storage: a copy"
                  + (f" (the ops it ran include {', '.join(copies)})" if copies else ""), hint=COPY_HINT)
+    C.check_true(f["base"] is True, f"{call} shares x's memory but is not a view of x in torch's sense: its _base is "
+                 "not x's base, so it does not share x's version counter and autograd does not see it as a view",
+                 hint="a view-making op on x (as_strided, view, slicing...) records x as the base; pointing a new tensor "
+                      "at x's storage (set_) does not")
     C.check_true(g["landed"] is True, f"{call}: a value written into the last window did not reach x where that "
                  "window element sits", hint="element [..., i, j] must be the memory of x[..., i * step + j]: " + LAYOUT_HINT)
     C.check_true(f["x_kept"] is True, f"{call} changed x itself (its shape, strides, offset or values)",
@@ -1389,7 +1399,11 @@ def probe_windows_layouts(seed):
              ("x = a column expanded to (4, 7), last stride 0", col.expand(4, 7), 3, 2),
              ("x = tall.t()[1:], stride (1, 8) at offset 1", tall.t()[1:], 2, 2),
              ("x = wide[:, 2:9], whose storage goes on past its end", wide[:, 2:9], 3, 3),
-             ("x = arange(30.)[7:25], 1-D at offset 7", torch.arange(30.0)[7:25], 5, 4)]
+             ("x = arange(30.)[7:25], 1-D at offset 7", torch.arange(30.0)[7:25], 5, 4),
+             # the same shape twice in a row, in two layouts: nothing may be remembered from the first call
+             ("x = a contiguous (4, 6)", torch.randperm(24, generator=gen).float().reshape(4, 6), 3, 1),
+             ("x = a (6, 4) transposed: shape (4, 6) again, strides (1, 4)",
+              torch.randperm(24, generator=gen).float().reshape(6, 4).t(), 3, 1)]
     return {"visible": visible,
             "cases": [{"call": window_call(size, step, name), "facts": window_facts(x, size, step)[0]}
                       for name, x, size, step in cases]}
@@ -1441,6 +1455,8 @@ def probe_windows_edges(seed):
              ("arange(5.), size 6, step 1: no window fits", x, 6, 1),
              ("x of shape (2, 0), size 1, step 1: L = 0", torch.zeros(2, 0), 1, 1),
              ("x of shape (6,), size 2, step 10: one window", torch.randn(6, generator=gen), 2, 10),
+             ("arange(5.), size 6, step 3: no window fits (one short by less than a step)", x, 6, 3),
+             ("x of shape (3, 4), size 5, step 2: no window fits", m, 5, 2),
              ("x of shape (3, 1), size 1, step 1", torch.randn(3, 1, generator=gen), 1, 1),
              ("x of shape (3, 4), size 4, step 4: one window", m, 4, 4),
              ("x of shape (0, 6), size 2, step 2: no rows", torch.zeros(0, 6, dtype=torch.int16), 2, 2),
