@@ -2,7 +2,7 @@
 CELL = "run_backward"
 KIND = "wrong-value"
 NOTE = 'A node reached along two paths must wait until both have delivered (dependency counts); run on the first arrival, it misses what comes later.'
-FAILS = ['test_run_backward_scalar', 'test_run_backward_inputs', 'test_run_backward_own_engine']
+FAILS = ['test_run_backward_scalar', 'test_run_backward_grad_outputs', 'test_run_backward_inputs', 'test_run_backward_own_engine']
 SOURCE = '''
 def run_backward(outputs, inputs, grad_outputs=None):
     """Return the gradients of outputs with respect to each of inputs, like torch.autograd.grad(..., allow_unused=True):
