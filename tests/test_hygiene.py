@@ -250,3 +250,13 @@ def test_answer_is_not_on_the_page(chapter, idioms):
             wrong.append(f"{item.exercise}: {item.share:.0%} of the reference is on the page")
     print("\n".join(report))
     assert not wrong, "\n".join(wrong + report)
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_no_rebuttal_of_the_course_s_own_editions(chapter):
+    """A student never saw earlier editions of the course: a Myth check answers the article or folklore, and no
+    cell talks about what an earlier edition said or what this one changed."""
+    nb = grading.read(SOURCES[chapter])
+    said = [i for i, c in enumerate(nb.cells)
+            if re.search(r"\b(first|second|third|fourth|earlier|previous|this|the last)\s+edition", c.source, re.I)]
+    assert not said, f"cells {said} talk about the course's own editions"

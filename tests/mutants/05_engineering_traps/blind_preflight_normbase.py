@@ -1,7 +1,7 @@
 """Tests isinstance(m, torch.nn.modules.batchnorm._NormBase): InstanceNorm is flagged as an unsynchronised BatchNorm. (a wrong answer found by a blind review, issue 29)."""
 CELL = "preflight"
 KIND = "wrong-value"
-NOTE = "_NormBase is the base class of BatchNorm *and* InstanceNorm (it holds the running-statistics buffers). InstanceNorm normalises each sample with its own statistics, so splitting the batch across ranks changes nothing: there is nothing to synchronise. The BatchNorm class is _BatchNorm."
+NOTE = "_NormBase is the base of InstanceNorm as well as BatchNorm. InstanceNorm normalises each sample with its own statistics, so splitting the batch across ranks changes nothing: there is nothing to synchronise."
 FAILS = ['test_preflight_bn']
 SOURCE = '''
 from torch.nn.modules.batchnorm import _NormBase
