@@ -148,32 +148,30 @@ def _markdown_code(text: str) -> list[str]:
 class Page:
     """What a student can read: the squashed text (for verbatim lines) and renamed code lines, with places."""
     text: list[tuple[str, str]] = field(default_factory=list)      # (place, squashed text)
-    lines: dict[str, str] = field(default_factory=dict)            # renamed key -> first place
+    lines: dict[str, list[str]] = field(default_factory=dict)      # renamed key -> its places, in page order
 
     def add(self, place: str, text: str, code: list[str]) -> None:
         self.text.append((place, _squash(text)))
         for line in code:
             key = renamed(line)
             if key is not None:
-                self.lines.setdefault(key, place)
+                self.lines.setdefault(key, []).append(place)
 
-    def find(self, line: str) -> str | None:
-        """Where ``line`` can be read (verbatim first, then renamed), or None."""
+    def find(self, line: str, skip: str | None = None) -> str | None:
+        """Where ``line`` can be read (verbatim first, then renamed), outside place ``skip``; or None."""
         squashed = _squash(line)
         for place, text in self.text:
-            if squashed in text:
+            if place != skip and squashed in text:
                 return place
         key = renamed(line)
-        return self.lines.get(key) if key is not None else None
+        return next((place for place in self.lines.get(key, ()) if place != skip), None) if key is not None else None
 
 
-def page(chapter: str, skip_cell: int | None, root: Path = known.REPO) -> Page:
-    """The release notebook of ``chapter`` without cell ``skip_cell``, and ``course/*.py``."""
+def page(chapter: str, root: Path = known.REPO) -> Page:
+    """The release notebook of ``chapter`` (places "cell N") and ``course/*.py`` (places "course/NAME")."""
     out = Page()
     nb = known.read(known.notebook_path(chapter, root, folder="release"))
     for index, cell in enumerate(nb.cells):
-        if index == skip_cell:
-            continue
         if cell.cell_type == "markdown":
             out.add(f"cell {index}", html.unescape(re.sub(r"<[^>]+>", "", cell.source)),
                     _markdown_code(cell.source))
@@ -217,13 +215,15 @@ def shares(chapter: str, root: Path = known.REPO, common: set[str] | None = None
     source = known.read(known.notebook_path(chapter, root))
     release = known.read(known.notebook_path(chapter, root, folder="release"))
     index = {grade_id(c): i for i, c in enumerate(release.cells) if is_solution(c)}
+    seen = page(chapter, root)                       # read once; each exercise skips its own solution cell
     out = []
     for cell in source.cells:
         if not is_solution(cell):
             continue
         exercise = grade_id(cell)
-        seen = page(chapter, index.get(exercise), root)
-        out.append(Share(chapter, exercise, tuple((line, seen.find(line)) for line in code_lines(cell.source, common))))
+        own = f"cell {index[exercise]}" if exercise in index else None
+        out.append(Share(chapter, exercise,
+                         tuple((line, seen.find(line, skip=own)) for line in code_lines(cell.source, common))))
     return out
 
 
