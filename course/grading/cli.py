@@ -104,6 +104,12 @@ def parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="execute chapters top to bottom and print their wall time")
     r.add_argument("assignments", nargs="*")
     r.add_argument("--grading", action="store_true", help="set NBGRADER_EXECUTION=autograde")
+    r.add_argument("--record", action="store_true",
+                   help="keep each student-mode wall time in benchmarks/student_runs.json for the time estimates")
+    es = sub.add_parser("estimates", help="each chapter's time estimate (reading + running + exercises); exit 1 "
+                                          "if a title cell says otherwise")
+    es.add_argument("chapters", nargs="*")
+    es.add_argument("--write", action="store_true", help="put the counted estimate into each source title cell")
     rel = sub.add_parser("release", help="regenerate release/ from source/")
     rel.add_argument("assignments", nargs="*")
     d = sub.add_parser("demo", help="make grade: the demo class")
@@ -255,7 +261,13 @@ def _main(args) -> int:
         for name in args.assignments or known.chapters():
             seconds, _ = known.execute(known.notebook_path(name), grading=args.grading)
             print(f"{name}: executed in {seconds:.1f} s ({'grading' if args.grading else 'student'} mode)")
+            if args.record and not args.grading:
+                from course.grading import estimates
+                estimates.record_run(name, seconds)
         return 0
+    if args.command == "estimates":
+        from course.grading import estimates
+        return estimates.main(args.chapters, write=args.write)
     if args.command == "release":
         from course.grading import known
         known.release(only=args.assignments or None)
