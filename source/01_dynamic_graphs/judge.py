@@ -1506,7 +1506,7 @@ def _(got, ref):
 #                                                                             counts its calls)
 #   inside a TorchDispatchMode subclass of your own ........................ test_matmul_flops_own_mode (the spy reads
 #                                                                             the active dispatch mode from inside fn)
-#   returns a dict; fn's result is not used ................................ test_matmul_flops_values (type), all cells
+#   returns a plain dict (not a defaultdict or Counter); fn's result unused  every cell (type(result) is dict)
 #   fn may run a forward, or a forward and backward() ...................... test_matmul_flops_values (forward only),
 #                                                                             test_matmul_flops_backward
 #   counts every mm / addmm / bmm, wherever it comes from (Linear, @,
@@ -1541,7 +1541,7 @@ def flops_of(fn, *args):
     status, out = attempt(lambda: matmul_flops(fn, *args))
     if status != "ok":
         return (status, out)
-    if type(out) is not dict:
+    if type(out) is not dict:                # the statement asks for a plain dict
         return ("type", type(out).__name__)
     items = [[k if type(k) is str else f"<a {type(k).__name__} key>", v if type(v) is int else f"<a {type(v).__name__}>"]
              for k, v in out.items()]
@@ -1560,7 +1560,7 @@ def expect_flops(result, what, hint=None):
     C.check_true(type(result) in (tuple, list) and len(result) == 2, f"{what}: malformed result")
     status, value = result
     C.check_true(status != "error", f"{what} raised {value}", hint=hint)
-    C.check_true(status != "type", f"{what} returned a {value}, not a dict", hint="return the dict of totals")
+    C.check_true(status != "type", f"{what} returned a {value}, not a plain dict", hint="return the dict of totals; convert a defaultdict or Counter with dict(...)")
     out = {}
     for k, v in value:
         C.check_true(type(v) is int, f"{what}: the value under {k!r} is {v}, not a Python int",
