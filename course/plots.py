@@ -181,3 +181,37 @@ def storage_picture(views: dict[str, torch.Tensor], max_cells: int = 64):
                      fontsize=9, loc="left")
     fig.tight_layout()
     return fig
+
+
+def compile_timeline(events: list[dict], n_calls: int, title: str = "compiles and recompiles, call by call"):
+    """Draw a recompile timeline: call index on x, compile id ("frame/entry") on y; return the figure.
+
+    ``events`` holds one dict per compiled graph, in order: ``{"call": int, "compile_id": "0/1",
+    "reason": str, "dynamic": bool}``. ``call`` is the index of the call that compiled it, ``reason`` why
+    (the failed guard of a recompile, or "first call"), ``dynamic`` whether the graph took a size or value as
+    a symbol. Each graph gets a marker (filled: static, hollow: dynamic) labelled with its reason; a grey tick
+    on the bottom row marks every call, so calls that compiled nothing show as ticks with no marker above them.
+    """
+    import textwrap
+
+    import matplotlib.pyplot as plt
+
+    ids = sorted({e["compile_id"] for e in events}, key=lambda s: tuple(int(p) for p in s.split("/")))
+    row = {cid: i + 1 for i, cid in enumerate(ids)}
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.1 * n_calls + 3.0), 1.2 + 0.55 * (len(ids) + 1)))
+    ax.scatter(range(n_calls), [0] * n_calls, marker="|", s=200, color="grey")
+    for e in events:
+        y = row[e["compile_id"]]
+        ax.scatter([e["call"]], [y], s=70, marker="o", edgecolors="C0", linewidths=1.5,
+                   facecolors="none" if e["dynamic"] else "C0", zorder=3)
+        ax.annotate(textwrap.shorten(e["reason"], 110, placeholder="..."), (e["call"], y), xytext=(8, -3),
+                    textcoords="offset points", fontsize=7)
+    ax.set_yticks(range(len(ids) + 1), ["calls"] + [f"compile {cid}" for cid in ids])
+    ax.set_xticks(range(n_calls))
+    ax.set_xlim(-0.5, n_calls + 4.5)     # room for the last labels
+    ax.set_ylim(-0.7, len(ids) + 0.7)
+    ax.set_xlabel("call index")
+    ax.set_title(f"{title} (filled: static graph, hollow: dynamic)", fontsize=9)
+    fig.tight_layout()
+    plt.show()
+    return fig

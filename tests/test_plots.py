@@ -85,3 +85,18 @@ def test_storage_picture_draws_one_row_per_tensor_with_labelled_cells_and_stride
     assert any("stride[0] = 0" in t.get_text() for t in fig.axes[2].texts)
     with pytest.raises(ValueError):
         plots.storage_picture({"too big to draw": torch.zeros(100)})
+
+
+def test_compile_timeline_puts_one_marker_per_compile_on_its_row():
+    events = [{"call": 0, "compile_id": "0/0", "reason": "first call", "dynamic": False},
+              {"call": 0, "compile_id": "1/0", "reason": "first call", "dynamic": False},
+              {"call": 2, "compile_id": "0/1", "reason": "0/0: size mismatch at index 0", "dynamic": True}]
+    fig = plots.compile_timeline(events, n_calls=4)
+    ax = fig.axes[0]
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert labels == ["calls", "compile 0/0", "compile 0/1", "compile 1/0"]
+    calls, *markers = ax.collections
+    assert len(calls.get_offsets()) == 4 and len(markers) == 3
+    assert [tuple(m.get_offsets()[0]) for m in markers] == [(0, 1), (0, 3), (2, 2)]
+    assert markers[2].get_facecolors().size == 0 or markers[2].get_facecolors()[0][3] == 0   # hollow: dynamic
+    assert [t.get_text() for t in ax.texts] == ["first call", "first call", "0/0: size mismatch at index 0"]

@@ -347,18 +347,35 @@ def _(got, ref):
 # clause -> test
 #   same values, shape and dtype as postprocess: float16/32/64, any shape ... test_postprocess_values (float16 with
 #                                                                               the mean computed in float16, as postprocess does)
+#   the empty tensor included ................................................. test_postprocess_values (zeros(0, 3):
+#                                                                               amax of an empty tensor raises)
 #   one threshold: the mean of ALL entries (not per row) ..................... test_postprocess_values (rows with
 #                                                                               different means, visible pp_input too)
 #   (bfloat16 is outside the contract: postprocess raises on it; not tested)
-#   entries equal to the mean are zeroed (strict >), ties at non-zero means . test_postprocess_values
+#   entries equal to the mean are dropped (strict >), ties at non-zero means .. test_postprocess_values
+#   rescaled by the smallest 2**k, k >= 0, that brings every magnitude to <= 1:
+#     no rescaling when all are already <= 1 ................................. test_postprocess_values (scores < 1)
+#     a largest magnitude that is an exact power of two (1 stays 1) .......... test_postprocess_values (4.0 exactly)
+#     one ulp above a power of two (a rounded log2 lands on the integer) ..... test_postprocess_values (float32 and
+#                                                                               float64, 2**j * (1 + eps))
+#     float16 scores above 2**15 (2**16 overflows float16) ................... test_postprocess_values
 #   does not modify logits ................................................... test_postprocess_values
-#   finite inputs; a float16 square that overflows to inf is inf where kept and
-#   0 where dropped (scores * mask gives inf * 0 = nan; the float16 sum / numel
-#   is inf too) ................................................................. test_postprocess_values
-#   (inf and NaN inputs are outside the contract: not tested)
+#   finite inputs with finite scores (the loop never ends on inf); the float16
+#   sum / numel overflows where mean() does not .............................. test_postprocess_values
+#   (inf and NaN inputs, and infinite scores, are outside the contract: not tested)
 #   zero graph breaks, one graph (explain AND the graph_breaks log), with
 #   the right values from that compiled call (float64 near 1e20) .............. test_postprocess_one_graph
-#   compiles with fullgraph=True, with the right values (float64 near 1e20) .. test_postprocess_fullgraph
+#   compiles with fullgraph=True, with the right values (float64 near 1e20,
+#   and dynamic=True) ........................................................ test_postprocess_fullgraph
+
+@judge.shared
+def _pp_expected(x):
+    """postprocess's values, computed as postprocess does (the loop included), without print or NumPy."""
+    out = torch.where(x > x.mean(), torch.where(x > 0, x * x, 0.5 * x), torch.zeros_like(x))
+    while out.numel() > 0 and bool(out.abs().max() > 1.0):
+        out = out / 2
+    return out
+
 
 @judge.shared
 def _pp_cases(seed):
@@ -376,16 +393,27 @@ def _pp_cases(seed):
         v = torch.randint(-3, 4, (n - 1,), generator=g).double()
         v[0] = m
         cases.append(torch.cat([v, torch.tensor([m * n - float(v.sum())], dtype=torch.float64)]))
-    # finite float16 entries whose squares (and sum) overflow to inf, as in postprocess: the dropped ones are still 0
-    # (scores * mask gives inf * 0 = nan), and the mean is not sum / numel (inf)
-    cases.append((torch.rand(2, 4, generator=g) * 4000 + 9000).half())
+    # float16 entries in [200, 240): finite squares above 2**15 (2**16 is inf in float16), and a sum that overflows
+    # float16 where mean() does not
+    cases.append((torch.rand(20, 20, generator=g) * 40 + 200).half())
+    # scores already within [-1, 1]: no rescaling
+    cases.append(torch.rand(5, generator=g) * 0.3 + 0.1)          # scores below 1/2: no rescaling, and no scaling up
+    # a largest score that is exactly a power of two (4.0, and 1.0 that stays 1)
+    cases.append(torch.tensor([-10.0, 2.0, 1.0, float(torch.rand((), generator=g)) + 0.1]))
+    cases.append(torch.tensor([-3.0, 1.0, 0.5], dtype=torch.float64))
+    # largest magnitudes one ulp above 2**j: a rounded log2 of them is exactly j
+    for dtype in (torch.float32, torch.float64):
+        j = int(torch.randint(4, 40, (), generator=g))
+        x = -(2.0 ** (j + 1)) * (1 + torch.finfo(dtype).eps)           # score 0.5 * x = -2**j * (1 + eps)
+        anchor = -torch.finfo(dtype).max / 16                          # below the mean: dropped, pulls the mean down
+        cases.append(torch.tensor([anchor, x, 0.5 * x, 0.3], dtype=dtype)[torch.randperm(4, generator=g)])
     return cases
 
 
 @judge.probe("test_postprocess_values")
 def probe_pp_values(seed):
     cases = _pp_cases(seed)
-    ref_values = [torch.where(x > x.mean(), torch.where(x > 0, x * x, 0.5 * x), torch.zeros_like(x)) for x in cases]
+    ref_values = [_pp_expected(x) for x in cases]
     torch._dynamo.reset()
     visible_out = [postprocess_fixed(pp_input.clone()), postprocess_fixed(pp_input.T.double())]
     outs, unchanged = [], []
@@ -393,8 +421,7 @@ def probe_pp_values(seed):
         x_in = x.clone()
         outs.append(postprocess_fixed(x_in))
         unchanged.append(bool(torch.equal(x_in, x)))
-    visible_ref = [torch.where(x > x.mean(), torch.where(x > 0, x * x, 0.5 * x), torch.zeros_like(x))
-                   for x in (pp_input.clone(), pp_input.T.double())]
+    visible_ref = [_pp_expected(x) for x in (pp_input.clone(), pp_input.T.double())]
     return {"visible": visible_out, "visible_ref": visible_ref, "outs": outs, "expected": ref_values,
             "unchanged": unchanged}
 
@@ -409,7 +436,8 @@ def _(got, ref):
     for i, (out, want) in enumerate(zip(got["outs"], ref["expected"])):
         C.check_close(out, want, name=f"postprocess_fixed on hidden input {i} (shape {tuple(want.shape)}, {want.dtype})",
                       hint="same dtype as the input; one mean over all entries (not per row); entries equal to the "
-                           "mean are zeroed (strict >)")
+                           "mean are zeroed (strict >); then the smallest 2**k, k >= 0, with every magnitude <= 1 "
+                           "(exact powers of two and one ulp above them, float16 above 2**15, the empty tensor)")
     C.check_true(all(u is True for u in got["unchanged"]), "postprocess_fixed changed its input in place",
                  hint="build new tensors (torch.where, *, ...) instead of writing into logits")
 
@@ -430,7 +458,7 @@ def probe_pp_one_graph(seed):
                 y = torch.compile(postprocess_fixed, backend=counter)(x.clone())
             rows.append({"explain": (out.graph_count, out.graph_break_count), "graphs": counter.count,
                          "logged": len(logs["graph_breaks"]), "out": y,
-                         "expected": torch.where(x > x.mean(), torch.where(x > 0, x * x, 0.5 * x), torch.zeros_like(x))})
+                         "expected": _pp_expected(x)})
         except Exception as err:  # noqa: BLE001
             rows.append({"error": _error_text(err)})
     torch._dynamo.reset()
@@ -445,10 +473,10 @@ def _(got, ref):
         with ctx:
             C.check_true("error" not in r, f"compiling postprocess_fixed on {where} raised {r.get('error')}")
             C.check_equal(r["explain"], w["explain"], name=f"explain (graph_count, graph_break_count) on {where}",
-                          hint="a print, an .item() or a NumPy call is still in the function")
+                          hint="a print, an .item(), a NumPy call or a loop on tensor values is still in the function")
         C.check_equal((r["graphs"], r["logged"]), (w["graphs"], w["logged"]),
                       name=f"(graphs compiled, graph_breaks log records) on {where}",
-                      hint="explain misses a break before the first op; the log does not: remove every print, "
+                      hint="explain misses a break before the first op; the log does not: remove every print, loop on values, "
                            ".item() and NumPy call, wherever it is")
         C.check_close(r["out"], w["expected"], name=f"the compiled postprocess_fixed on {where}",
                       hint="one graph is not enough: it must compute postprocess's values")
@@ -463,7 +491,7 @@ def _nullcontext():
 def probe_pp_fullgraph(seed):
     g = torch.Generator().manual_seed(seed + 22)
     xs = [pp_input.clone(), torch.randn(3, 6, generator=g, dtype=torch.float64) * 1e20]   # beyond float32's range
-    expected = [torch.where(x > x.mean(), torch.where(x > 0, x * x, 0.5 * x), torch.zeros_like(x)) for x in xs]
+    expected = [_pp_expected(x) for x in xs]
     rows = []
     for i, x in enumerate(xs):
         torch._dynamo.reset()

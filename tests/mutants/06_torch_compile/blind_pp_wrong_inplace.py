@@ -5,7 +5,12 @@ NOTE = "The input must not be modified: an in-place op such as masked_fill_ on l
 FAILS = ['test_postprocess_values']
 SOURCE = '''
 def postprocess_fixed(logits: torch.Tensor) -> torch.Tensor:
-    """Same values as postprocess(logits), traceable by Dynamo as one graph (no print, no .item(), no NumPy)."""
+    """Same values as postprocess(logits), traceable by Dynamo as one graph (no print, .item(), NumPy or loop)."""
     logits.masked_fill_(logits <= logits.mean(), 0.0)    # dropped entries become 0, and legacy_score(0) == 0
-    return torch.where(logits > 0, logits * logits, 0.5 * logits)
+    out = torch.where(logits > 0, logits * logits, 0.5 * logits)
+    if out.numel() == 0:
+        return out
+    mantissa, exponent = torch.frexp(out.abs().amax())
+    halvings = (exponent - (mantissa == 0.5).to(exponent.dtype)).clamp(min=0)
+    return out * torch.exp2(-halvings.to(out.dtype))
 '''

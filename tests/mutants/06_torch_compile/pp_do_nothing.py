@@ -5,6 +5,6 @@ CELL = "postprocess_fixed"
 FAILS = ["test_postprocess_values", "test_postprocess_one_graph", "test_postprocess_fullgraph"]
 SOURCE = '''
 def postprocess_fixed(logits: torch.Tensor) -> torch.Tensor:
-    """Same values as postprocess(logits), traceable by Dynamo as one graph (no print, no .item(), no NumPy)."""
+    """Same values as postprocess(logits), traceable by Dynamo as one graph (no print, .item(), NumPy or loop)."""
     return logits
 '''

@@ -6,9 +6,14 @@ CELL = "postprocess_fixed"
 FAILS = ["test_postprocess_values", "test_postprocess_one_graph", "test_postprocess_fullgraph"]
 SOURCE = '''
 def postprocess_fixed(logits: torch.Tensor) -> torch.Tensor:
-    """Same values as postprocess(logits), traceable by Dynamo as one graph (no print, no .item(), no NumPy)."""
+    """Same values as postprocess(logits), traceable by Dynamo as one graph (no print, .item(), NumPy or loop)."""
     x = logits.float()
     keep = x > x.mean()
     scores = torch.where(x > 0, x * x, 0.5 * x)
-    return torch.where(keep, scores, torch.zeros_like(scores)).to(logits.dtype)
+    out = torch.where(keep, scores, torch.zeros_like(scores)).to(logits.dtype)
+    if out.numel() == 0:
+        return out
+    mantissa, exponent = torch.frexp(out.abs().amax())
+    halvings = (exponent - (mantissa == 0.5).to(exponent.dtype)).clamp(min=0)
+    return out * torch.exp2(-halvings.to(out.dtype))
 '''
