@@ -1514,8 +1514,9 @@ def _(got, ref):
 #                                                                             3-D, no bias, einsum, 4-D matmul, addmm
 #                                                                             with beta, a transposed operand),
 #                                                                             test_matmul_flops_backward (4 models)
-#   no other op is counted ................................................. test_matmul_flops_fresh (no product: {}),
-#                                                                             _values (exact dicts: mv, dot absent)
+#   no other op is counted (only the .default overloads) .................. test_matmul_flops_fresh (no product: {}),
+#                                                                             _values (exact dicts: mv, dot absent;
+#                                                                             addmm_, mm.out and baddbmm not counted)
 #   key = str(op); value = int total of that overload ...................... test_matmul_flops_values (exact dicts,
 #                                                                             int values)
 #   2*M*K*N; bmm B times that; addmm its product only ...................... test_matmul_flops_values (M, K, N all
@@ -1526,12 +1527,19 @@ def _(got, ref):
 #   one key per overload that ran, also with 0 FLOPs; fn without products {} test_matmul_flops_fresh (a 0-row batch
 #                                                                             gives {"aten.addmm.default": 0})
 #   any float dtype, any sizes ............................................. test_matmul_flops_values (float32 and
-#                                                                             float64, sizes drawn per seed)
-#   each call starts afresh ................................................ test_matmul_flops_fresh (a bmm call, then
-#                                                                             an mm call: only mm)
+#                                                                             float64, sizes drawn per seed, and an mm
+#                                                                             of 3,000,001+ squared on the meta device:
+#                                                                             FLOPs past 2**63)
+#   each call starts afresh; a returned dict is the caller's ............... test_matmul_flops_fresh (a bmm call, then
+#                                                                             an mm call: only mm; an earlier result
+#                                                                             unchanged by a later call; a call nested
+#                                                                             in fn: the outer counts both, the inner
+#                                                                             its own)
 #   fn raises: the same exception, and the mode is no longer active ........ test_matmul_flops_fresh (KeyError after an
 #                                                                             mm; the mode stack is empty afterwards,
-#                                                                             and the next call counts right)
+#                                                                             and the next call counts right; the very
+#                                                                             object arrives, for a ValueError and for
+#                                                                             a BaseException that is no Exception)
 #   FlopCounterMode / torch.utils.flop_counter / the profiler not allowed .. test_matmul_flops_own_mode (they raise
 #                                                                             while the probe runs)
 
@@ -1597,9 +1605,25 @@ def probe_flops_values(seed):
              (f"torch.addmm(bias, m1, m2, beta=0.5) with m1 ({d1}, {d2}) and m2 ({d2}, {d0})",
               lambda c, p, q: torch.addmm(c, p, q, beta=0.5), (torch.randn(d0), torch.randn(d1, d2), torch.randn(d2, d0))),
              (f"a.t() @ m for a ({d2}, {d3}) and m ({d2}, {d0}), then a matrix-vector product",
-              lambda p, q, v: (p.t() @ q) @ v, (torch.randn(d2, d3), torch.randn(d2, d0), torch.randn(d0)))]
+              lambda p, q, v: (p.t() @ q) @ v, (torch.randn(d2, d3), torch.randn(d2, d0), torch.randn(d0))),
+             (f"an in-place addmm_, mm(out=...) and baddbmm (none counted), then one ({d1}, {d0}) @ ({d0}, {d2}) mm",
+              other_products_then_mm, (torch.randn(d1, d0), torch.randn(d0, d2)))]
     out["cases"] = [{"name": name, "flops": flops_of(fn, *args)} for name, fn, args in cases]
+    n = 3_000_001 + seed % 1000              # 2 * n**3 FLOPs: past 2**63, so a fixed-width integer wraps around
+    huge = torch.empty(n, n, device="meta")  # the meta device: shapes only, no memory
+    out["cases"].append({"name": f"a ({n}, {n}) @ ({n}, {n}) product on the meta device", "flops": flops_of(torch.mm, huge, huge)})
     return out
+
+
+@judge.shared
+def other_products_then_mm(p, q):
+    """Three products that are other ops or overloads than the three counted (aten.addmm_.default, aten.mm.out,
+    aten.baddbmm.default), then one aten.mm.default."""
+    acc = torch.zeros(p.shape[0], q.shape[1])
+    acc.addmm_(p, q)
+    torch.mm(p, q, out=torch.empty(p.shape[0], q.shape[1]))
+    torch.baddbmm(torch.zeros(1, p.shape[0], q.shape[1]), p[None], q[None])
+    return p @ q
 
 
 @probe_flops_values.verdict
@@ -1726,13 +1750,47 @@ def probe_flops_fresh(seed):
     raised = flops_of(fails, torch.randn(d0, d0))
     out["raised"] = raised[0] == "error" and str(raised[1]).startswith("KeyError:")
     out["raised_what"] = raised[1].split(":")[0][:60] if raised[0] == "error" else f"no error ({raised[0]})"
-    left = _get_current_dispatch_mode()
-    out["left"] = None if left is None else type(left).__name__
-    if left is not None:                     # leave no student mode behind for the probes after this one
+
+    def pop_modes():                         # leave no student mode behind for the checks after this one
         from torch.utils._python_dispatch import _pop_mode
+        left = _get_current_dispatch_mode()
         while _get_current_dispatch_mode() is not None:
             _pop_mode()
+        return None if left is None else type(left).__name__
+
+    out["left"] = pop_modes()
     out["after"] = flops_of(torch.mm, torch.randn(d1, d2), torch.randn(d2, d0))
+
+    class StopNow(BaseException):            # not an Exception: what KeyboardInterrupt and SystemExit are
+        pass
+
+    for name, exc in (("same_error", ValueError("raised by fn")), ("base_error", StopNow("stop"))):
+        def raises(t, exc=exc):
+            t @ t
+            raise exc
+        try:
+            matmul_flops(raises, torch.randn(d1, d1))
+            out[name] = "no error"
+        except BaseException as caught:      # noqa: BLE001 - the check is which object arrives
+            out[name] = "same" if caught is exc else f"another {type(caught).__name__} object"
+        out[name + "_left"] = pop_modes()
+
+    # An earlier result stays as it was returned, and a call inside fn is a call of its own: the outer call counts
+    # every product that ran during it (the inner one's included), the inner call only its own.
+    first = attempt(lambda: matmul_flops(torch.mm, torch.randn(d0, d1), torch.randn(d1, d2)))
+    kept = dict(first[1]) if first[0] == "ok" and isinstance(first[1], dict) else None
+    attempt(lambda: matmul_flops(torch.bmm, torch.randn(b, d2, d0), torch.randn(b, d0, d1)))
+    out["kept"] = ("not a dict" if kept is None else
+                   "same" if isinstance(first[1], dict) and first[1] == kept else f"now {sorted(first[1].items())[:3]}")
+    inner = {}
+
+    def calls_itself(p, q):
+        inner["flops"] = flops_of(torch.mm, p, q)
+        return p @ q
+
+    out["nested_outer"] = flops_of(calls_itself, torch.randn(d2, d1), torch.randn(d1, d0))
+    out["nested_inner"] = inner.get("flops", ("error", "fn was not called"))
+    pop_modes()
     return out
 
 
@@ -1753,6 +1811,17 @@ def _(got, ref):
     C.check_true(got["left"] is None, f"after fn raised, the dispatch mode {got['left']} was still active",
                  hint="a `with` block leaves the mode even when fn raises; __enter__ without __exit__ does not")
     same_flops(got["after"], ref["after"], "matmul_flops(torch.mm, ...) after a call whose fn raised")
+    for name, what in (("same_error", "a ValueError"), ("base_error", "an exception that is not an Exception (like KeyboardInterrupt)")):
+        C.check_true(got[name] == "same", f"fn raised {what}; the caller got {got[name]}, not that same exception object",
+                     hint="let the exception through untouched: no except that wraps, copies or swallows it")
+        C.check_true(got[name + "_left"] is None, f"after fn raised {what}, the dispatch mode {got[name + '_left']} was still active",
+                     hint="a `with` block leaves the mode whatever fn raises; an except clause only catches what it names")
+    C.check_true(got["kept"] == "same", f"a dict returned earlier changed when matmul_flops was called again ({got['kept']})",
+                 hint="each call builds and returns a dict of its own; never clear and reuse one shared dict")
+    same_flops(got["nested_outer"], ref["nested_outer"], "matmul_flops(fn) whose fn calls matmul_flops itself, then runs one mm",
+               hint="the outer call counts every product that runs during its fn, the inner call's too")
+    same_flops(got["nested_inner"], ref["nested_inner"], "the inner matmul_flops call, made inside another call's fn",
+               hint="the inner call counts only the products of its own fn")
 
 
 #: Why each reference solution is right: one line shown under the worked solution in a student's feedback once the
