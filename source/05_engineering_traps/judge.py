@@ -1462,7 +1462,7 @@ def _(got, ref):
     for g, r in zip(got["cases"], ref["cases"]):
         for k, (gp, rp) in enumerate(zip(g["params"], r["params"])):
             C.check_close(gp, rp, f"parameter {k} after training ({r['name']})", rtol=1e-9, atol=1e-12,
-                          hint="clip after scaler.unscale_(optimizer): before it the gradients are scale times too "
+                          hint="clip only once the scaler has unscaled the gradients: before, they are scale times too "
                                "large, and max_norm bounds the true gradients")
 
 
@@ -1514,7 +1514,7 @@ def _(got, ref):
         check_mixed_values(g, r, params=False)
         for k, (gp, rp) in enumerate(zip(g["params"], r["params"])):
             C.check_close(gp, rp, f"parameter {k} after training ({label})", rtol=1e-9, atol=1e-12,
-                          hint="step through scaler.step(optimizer): it skips the step when unscale_ found inf or "
+                          hint="step through the scaler, not the optimizer: it skips the step when unscale_ found inf or "
                                "NaN; calling optimizer.step() yourself writes NaN into the parameters")
         C.check_float(g["scale"], r["scale"], f"the scaler's scale after training ({label})", rel=0, abs_tol=0,
                       hint="scaler.update() once per group, also after a skipped step: it halves the scale")
