@@ -133,6 +133,8 @@ FIGURE = re.compile(r"(?<![\w.])[-+~≈]?\d[\d,]*(?:\.\d+)?\s?" + _UNIT + r"(?![
 # How a line says that its figures are not this reader's measurements: a quoted reference value with its
 # source, visible to the reader, or (for settings, sizes of inputs and time estimates) an author's note.
 FIGURE_MARKS = re.compile(r"\(quoted[^)]*\)|<!--\s*not measured:[^>]*-->", re.I)
+# A title's time estimate counted by course.grading.estimates (test_time_estimate_is_counted checks its figures).
+COUNTED_ESTIMATE = re.compile(r"\*\*Time:\*\* about \d+ minutes, counted: ")
 
 
 def unmarked_figures(markdown: str) -> list[str]:
@@ -141,7 +143,7 @@ def unmarked_figures(markdown: str) -> list[str]:
     text = re.sub(r"`[^`]*`|<code>.*?</code>", "", text)
     out = []
     for line in text.splitlines():
-        if FIGURE_MARKS.search(line):
+        if FIGURE_MARKS.search(line) or COUNTED_ESTIMATE.search(line):
             continue
         out += [f"{m.group().strip()!r} in: {line.strip()[:120]}" for m in FIGURE.finditer(line)]
     return out
@@ -163,6 +165,22 @@ def test_figures_in_prose_are_printed_by_cells(chapter):
     found = [f"cell {i}: {f}" for i, c in enumerate(nb.cells) if c.cell_type == "markdown"
              for f in unmarked_figures(c.source)]
     assert not found, f"{len(found)} figure(s) typed into markdown:\n" + "\n".join(found[:40])
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_time_estimate_is_counted(chapter):
+    """The title's time is reading (counted words and code lines) + the measured run + the exercises' points, as
+    course.grading.estimates counts them from the release: never a typed guess, and never stale."""
+    from course.grading import estimates
+    e = estimates.estimate(chapter)
+    print(e.describe())
+    assert e.run_seconds is not None, f"{chapter}: no measured run; `python -m course.grading run {chapter} --record`"
+    assert estimates.title_estimate(chapter) == e.total, (
+        f"{chapter}: the title says {estimates.title_estimate(chapter)} minutes, the count gives {e.total}: "
+        f"`python -m course.grading estimates --write` then `python -m course.grading release`")
+    release = grading.read(grading.notebook_path(chapter, REPO, "release"))
+    assert any(e.title_line() in c.source for c in release.cells if c.cell_type == "markdown"), \
+        f"{chapter}: the release's title cell is stale: `python -m course.grading release {chapter}`"
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
