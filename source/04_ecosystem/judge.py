@@ -1098,11 +1098,15 @@ def _(got, ref):
 #   rank r (1, 2, 3, 8 hidden; 4 visible) ................................................ test_lora_trainable (count), test_lora_training
 #   lora_alpha = 2 * r, lora_dropout = 0 ................................................. test_lora_training (losses vs reference)
 #   head trains in full as modules_to_save (Llama "score" without bias, BERT "classifier"
-#       with bias); head=None: nothing else trains (a causal LM) ......................... test_lora_trainable, test_lora_training
+#       with bias); head=None: nothing else trains (a causal LM, and a BERT classifier
+#       whose `classifier` stays frozen: task_type="SEQ_CLS" would train it) ............. test_lora_trainable, test_lora_training
 #   report["trainable"]: an int, the trainable values, equal to the count the judge's
 #       probe computes from the module shapes (r * (in + out) per wrapped Linear + head) test_lora_trainable
 #   exactly `steps` AdamW steps (default betas/eps/weight decay), lr, train mode,
-#       batches[i % len(batches)] (steps > len(batches) in hidden cases) ................ test_lora_training
+#       batches[i % len(batches)] (steps > len(batches) in hidden cases) ................ test_lora_training (losses;
+#                                                                                         lora_A after training at
+#                                                                                         rtol 1e-5: Adam's missing
+#                                                                                         weight decay shows there)
 #   report["losses"]: `steps` Python floats, each step's loss before its update ......... test_lora_training
 #   adapters moved (every lora_B nonzero), the head's trained copy moved ................ test_lora_training
 #   peft_model in eval mode, adapters still separate ..................................... test_lora_training (mode), test_lora_merge (LoRA layers)
@@ -1113,6 +1117,9 @@ def _(got, ref):
 #   merged: model's own class, eval mode, no LoRA layer, same outputs as peft_model ..... test_lora_merge
 #   adapter init draws from torch's global generator: probes seed it before the call .... every probe
 
+# Hidden cases per probe (4): a Llama classifier, a Llama causal LM (no head), a BERT classifier, and a BERT classifier
+# passed with head=None (nothing but the adapters trains, although the model has a `classifier`).
+
 @judge.shared
 def judge_lora_case(seed, k):
     """Hidden case k for a seed: (label, model, batches, targets, r, steps, head), built from seeded generators."""
@@ -1120,7 +1127,7 @@ def judge_lora_case(seed, k):
     import transformers
     rng = random.Random(seed * 7 + k)
     g = torch.Generator().manual_seed(seed * 13 + k)
-    kind = ("llama-cls", "llama-lm", "bert-cls")[k % 3]
+    kind = ("llama-cls", "llama-lm", "bert-cls", "bert-cls-frozen-head")[k % 4]
     r = rng.choice([1, 2, 3, 8])
     steps = rng.choice([3, 4, 5])
     length, batch = rng.choice([5, 7]), rng.choice([2, 3])
@@ -1147,7 +1154,8 @@ def judge_lora_case(seed, k):
                                       max_position_embeddings=32, num_labels=labels, hidden_dropout_prob=0.0,
                                       attention_probs_dropout_prob=0.0, classifier_dropout=0.0)
         targets = rng.choice([["query", "value"], ["key", "intermediate.dense"], ["dense"]])
-        model, head = transformers.BertForSequenceClassification(cfg), "classifier"
+        model = transformers.BertForSequenceClassification(cfg)
+        head = None if kind == "bert-cls-frozen-head" else "classifier"   # head=None: its classifier stays frozen
     batches = []
     for _ in range(2):
         ids = torch.randint(1, vocab, (batch, length), generator=g)
@@ -1194,7 +1202,7 @@ def probe_lora_trainable(seed):
     from peft import PeftModel
     from peft.tuners.lora import LoraLayer
     rows = []
-    for k in range(3):
+    for k in range(4):       # the four kinds of judge_lora_case
         label, model, batches, targets, r, steps, head, expected, names, base, result = judge_lora_run(seed, k)
         pm, merged, report = judge_lora_parts(result)
         count = report.get("trainable") if isinstance(report, dict) else None
@@ -1228,7 +1236,7 @@ def _(got, ref):
 def probe_lora_base_frozen(seed):
     from peft import PeftModel
     rows = []
-    for k in range(3):
+    for k in range(4):       # the four kinds of judge_lora_case
         label, model, batches, targets, r, steps, head, expected, names, base, result = judge_lora_run(seed, k)
         pm, merged, report = judge_lora_parts(result)
         caller = [n for n, p, saved in base if not torch.equal(p.detach(), saved)]
@@ -1260,7 +1268,7 @@ def _(got, ref):
 @judge.probe("test_lora_training")
 def probe_lora_training(seed):
     rows = []
-    for k in range(3):
+    for k in range(4):       # the four kinds of judge_lora_case
         label, model, batches, targets, r, steps, head, expected, names, base, result = judge_lora_run(seed, k)
         pm, merged, report = judge_lora_parts(result)
         losses = report.get("losses") if isinstance(report, dict) else None
@@ -1275,7 +1283,9 @@ def probe_lora_training(seed):
             head_moved = bool(copies) and len(copies) == len(originals) and \
                 all(not torch.equal(c.detach(), o.detach()) for c, o in zip(copies, originals))
         modes = sorted({m.training for m in pm.modules()})
+        adapters = [p.detach().double() for n, p in sorted(params.items()) if "lora_A" in n][:8]
         rows.append({"label": label, "steps": steps, "losses": [float(v) for v in losses] if ok_list else None,
+                     "adapters": adapters,
                      "loss_types": sorted({type(v).__name__ for v in losses}) if isinstance(losses, list) else
                      type(losses).__name__, "b_zero": b_zero[:3], "n_b": n_b, "head_moved": head_moved, "modes": modes})
     return rows
@@ -1298,6 +1308,11 @@ def _(got, ref):
                       hint="lora_alpha = 2 * r, lora_dropout = 0, AdamW(lr) with its defaults, one zero_grad per "
                            "step, batches[i % len(batches)], the loss before the update; draw nothing from torch's "
                            "global generator yourself")
+        C.check_equal(len(g["adapters"]), len(r["adapters"]), name=f"number of lora_A matrices, {r['label']}")
+        for i, (ga, ra) in enumerate(zip(g["adapters"], r["adapters"])):
+            C.check_close(ga, ra, name=f"lora_A matrix {i} after training, {r['label']}", rtol=1e-5, atol=1e-6,
+                          hint="torch.optim.AdamW with only lr set: its default weight decay (0.01) shrinks the "
+                               "adapters a little at every step, which Adam or weight_decay=0 does not")
         C.check_equal(g["modes"], [False], name=f"the .training flags of peft_model's modules, {r['label']}",
                       hint="peft_model.eval() before returning it")
 
@@ -1306,7 +1321,7 @@ def _(got, ref):
 def probe_lora_merge(seed):
     from peft.tuners.lora import LoraLayer
     rows = []
-    for k in range(3):
+    for k in range(4):       # the four kinds of judge_lora_case
         label, model, batches, targets, r, steps, head, expected, names, base, result = judge_lora_run(seed, k)
         pm, merged, report = judge_lora_parts(result)
         row = {"label": label, "cls": type(merged).__name__, "want_cls": type(model).__name__,

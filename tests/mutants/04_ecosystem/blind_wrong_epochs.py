@@ -1,0 +1,34 @@
+"""Reads `steps` as epochs: every call makes steps*len(batches) updates and records one loss per epoch. (written blind, from the release alone)."""
+CELL = 'lora_fine_tune'
+KIND = 'wrong-value'
+NOTE = 'A step is one optimizer update, not a pass over the data: steps=5 means five updates, cycling through the batches, and five losses, whatever the number of batches.'
+FAILS = ['test_lora_training']
+SOURCE = '''
+import copy
+from peft import LoraConfig, PeftModel, get_peft_model
+
+
+def lora_fine_tune(model: nn.Module, batches: list, target_modules: list, r: int, steps: int, lr: float,
+                   head: str | None = None) -> tuple:
+    """Fine-tune `model` with LoRA adapters; return (peft_model, merged copy, {"trainable": int, "losses": [float]})."""
+    config = LoraConfig(r=r, lora_alpha=2 * r, lora_dropout=0.0, target_modules=list(target_modules),
+                        modules_to_save=[head] if head is not None else None)
+    peft_model = get_peft_model(model, config)
+    params = [p for p in peft_model.parameters() if p.requires_grad]
+    trainable = int(sum(p.numel() for p in params))
+    opt = torch.optim.AdamW(params, lr=lr)
+    peft_model.train()
+    losses = []
+    for epoch in range(steps):
+        for j, batch in enumerate(batches):
+            loss = peft_model(**batch).loss
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            if j == 0:
+                losses.append(loss.item())
+    peft_model.eval()
+    merged = copy.deepcopy(peft_model).merge_and_unload()
+    merged.eval()
+    return peft_model, merged, {"trainable": trainable, "losses": losses}
+'''
