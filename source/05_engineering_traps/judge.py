@@ -1326,7 +1326,9 @@ def _(got, ref):
 #   clip the total 2-norm of the unscaled grads to max_norm as
 #     clip_grad_norm_ does; inf clips nothing ............................ test_mixed_clip (binding 0.1 and 0.3;
 #                                                                           1e3 never reached: a clip of scaled
-#                                                                           gradients still bites); values use inf
+#                                                                           gradients still bites; 0.15 on groups of
+#                                                                           3: the bound is on the group's mean
+#                                                                           gradient); values use inf
 #   a group with inf/NaN gradients changes no parameter, the scale backs
 #     off, training goes on ............................................... test_mixed_overflow (first, middle
 #                                                                           and single-micro-batch groups; SGD with
@@ -1336,7 +1338,8 @@ def _(got, ref):
 #                                                                           add into the next group)
 #   one Python float per group: mean of unscaled micro-batch losses ..... test_mixed_values, test_mixed_overflow
 #   no autocast inside (float64 models checked against the float64
-#     reference at rtol 1e-9) ............................................. every cell
+#     reference at rtol 1e-9) ............................................. every cell; test_mixed_calls (a pre-hook
+#                                                                           on the model sees no autocast region)
 # Expected values are the reference solution's, run on the same float64 inputs with a real GradScaler("cpu"): the
 # scale is a power of two, so scaling and unscaling are exact and the reference equals plain float64 training.
 
@@ -1362,6 +1365,9 @@ def _j5_mixed_run(seed, spec, spy=False):
         optimizer = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9 if opt_kind == "sgd_momentum" else 0.0)
     scaler = torch.amp.GradScaler("cpu", **scaler_kw)
     log = []
+    autocast_seen = []     # whether an autocast region was active while the model ran: the caller decides precision
+    model.register_forward_pre_hook(lambda module, args: autocast_seen.append(
+        torch.is_autocast_enabled("cpu") or torch.is_autocast_enabled("cuda")))
     if spy:
         class _Spy:
             def __init__(self, inner, tag):
@@ -1387,7 +1393,8 @@ def _j5_mixed_run(seed, spec, spy=False):
     sizes = [len(rows[i:i + accum]) for i in range(0, len(rows), accum)]
     return {"name": name, "losses": losses, "params": [p.detach().clone() for p in model.parameters()],
             "log": log, "scale": float(scaler.get_scale()), "sizes": sizes,
-            "grads_clear": all(p.grad is None or not bool(p.grad.any()) for p in model.parameters())}
+            "grads_clear": all(p.grad is None or not bool(p.grad.any()) for p in model.parameters()),
+            "autocast": any(autocast_seen)}
 
 
 @judge.shared
@@ -1410,7 +1417,9 @@ def _j5_mixed_cases(which):
             ("micro-batches of 2, 6 and 4 rows, accum_steps=1, max_norm=0.3, init_scale=2**12", "linear", 6, [2, 6, 4],
              1, "sgd", 0.5, 0.3, {"init_scale": 2.0 ** 12}, None),
             ("3 micro-batches, accum_steps=1, max_norm=1000 (never reached)", "linear", 4, [3] * 3, 1, "sgd", 0.5,
-             1000.0, {}, None)],
+             1000.0, {}, None),
+            ("an MLP, 6 micro-batches, accum_steps=3, max_norm=0.15 (the bound is on the group's mean gradient)",
+             "mlp", 5, [3] * 6, 3, "sgd", 0.3, 0.15, {}, None)],
         "calls": [
             ("7 micro-batches, accum_steps=3", "linear", 5, [3] * 7, 3, "sgd", 0.3, inf, {}, None),
             ("an MLP, 2 micro-batches, accum_steps=4 (one group)", "mlp", 4, [3, 3], 4, "sgd_momentum", 0.2, 1.0, {},
@@ -1487,6 +1496,8 @@ def check_mixed_calls(g, r):
                                      f"({label})", hint="clear the gradients after the group's step, not inside it")
     C.check_true(g["grads_clear"] is True, f"gradients are not clear after train_mixed returns ({label})",
                  hint="optimizer.zero_grad() after every group's step, the last one too")
+    C.check_true(g.get("autocast") is False, f"the model ran inside an autocast region that train_mixed opened ({label})",
+                 hint="the caller decides the precision: train_mixed calls no autocast itself")
 
 
 # The calls a correct answer makes may differ in their zero_grad calls (before a group, after it, once more at the

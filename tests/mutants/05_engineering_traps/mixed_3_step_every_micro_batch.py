@@ -2,7 +2,7 @@
 CELL = "train_mixed"
 KIND = "wrong-value"
 NOTE = 'Accumulation means one optimizer step and one scale update per group, after its last backward: stepping per micro-batch is plain training with small batches, and the scale may change inside a group.'
-FAILS = ['test_mixed_values', 'test_mixed_calls', 'test_mixed_overflow']
+FAILS = ['test_mixed_values', 'test_mixed_calls', 'test_mixed_overflow', 'test_mixed_clip']
 SOURCE = '''
 def train_mixed(model, micro_batches, optimizer, scaler, accum_steps, max_norm):
     losses = []
