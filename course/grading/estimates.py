@@ -22,7 +22,7 @@ from pathlib import Path
 
 import nbformat
 
-from course.grading import records
+from course.grading import known, records
 
 REPO = Path(__file__).resolve().parents[2]
 RUNS = REPO / "benchmarks" / "student_runs.json"
@@ -110,7 +110,7 @@ def count(nb) -> tuple[int, int, float]:
 
 
 def estimate(chapter: str, root: Path = REPO) -> Estimate:
-    nb = nbformat.read(str(root / "release" / chapter / f"{chapter}.ipynb"), 4)
+    nb = known.read(known.notebook_path(chapter, root, "release"))
     words, code, points = count(nb)
     seconds = runs().get(chapter, {}).get("seconds")
     return Estimate(chapter, words, code, points, seconds)
@@ -118,7 +118,7 @@ def estimate(chapter: str, root: Path = REPO) -> Estimate:
 
 def title_estimate(chapter: str, root: Path = REPO) -> int | None:
     """The minutes the source notebook's title cell states, or None if it states none in the counted form."""
-    nb = nbformat.read(str(root / "source" / chapter / f"{chapter}.ipynb"), 4)
+    nb = known.read(known.notebook_path(chapter, root))
     for cell in nb.cells:
         if cell.cell_type == "markdown":
             m = TITLE.search(cell.source)
@@ -129,8 +129,8 @@ def title_estimate(chapter: str, root: Path = REPO) -> int | None:
 
 def write_title(chapter: str, root: Path = REPO) -> bool:
     """Put the counted estimate into the source notebook's title cell; True if it changed."""
-    path = root / "source" / chapter / f"{chapter}.ipynb"
-    nb = nbformat.read(str(path), 4)
+    path = known.notebook_path(chapter, root)
+    nb = known.read(path)
     line = estimate(chapter, root).title_line()
     for cell in nb.cells:
         if cell.cell_type == "markdown" and TITLE.search(cell.source):
@@ -144,8 +144,6 @@ def write_title(chapter: str, root: Path = REPO) -> bool:
 
 
 def main(chapters: list[str], write: bool = False) -> int:
-    from course.grading import known
-
     rc = 0
     for ch in chapters or known.chapters():
         if write and write_title(ch):
