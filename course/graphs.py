@@ -32,7 +32,8 @@ def root_of(t: torch.Tensor | Node | None) -> Node | None:
 def backward_graph(t: torch.Tensor | Node | None) -> tuple[list[Node], list[tuple[int, int]]]:
     """Return ``(nodes, edges)`` of the backward graph reachable from ``t``.
 
-    ``nodes``: every distinct node once, in depth-first discovery order (not a
+    ``nodes``: every distinct node once, in breadth-first discovery order (the
+    output's node first, then the nodes one edge away, and so on; not a
     topological order). ``edges``: ``(i, j)`` index pairs meaning node ``i``
     sends a gradient to node ``j`` (one pair per ``next_functions`` entry, so
     ``x * x`` gives two edges to the same ``AccumulateGrad``). A leaf or a
@@ -47,18 +48,13 @@ def backward_graph(t: torch.Tensor | Node | None) -> tuple[list[Node], list[tupl
     index: dict[Node, int] = {root: 0}
     nodes: list[Node] = [root]
     edges: list[tuple[int, int]] = []
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        i = index[node]
-        for nxt, _ in node.next_functions:
-            if nxt is None:
-                continue
-            if nxt not in index:
-                index[nxt] = len(nodes)
-                nodes.append(nxt)
-                stack.append(nxt)
-            edges.append((i, index[nxt]))
+    # `nodes` grows while the loop reads it, so each node is read once, breadth first, and no recursion is needed.
+    for i, source in enumerate(nodes):
+        for target in (fn for fn, _slot in source.next_functions if fn is not None):
+            if target not in index:
+                index[target] = len(nodes)
+                nodes.append(target)
+            edges.append((i, index[target]))
     return nodes, edges
 
 

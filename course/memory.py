@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 
 import torch
 
+from course.graphs import backward_graph  # one graph walker for the course: keyed on the nodes, not on id()
+
 
 def tensor_bytes(t: torch.Tensor) -> int:
     """Return the bytes of ``t``'s storage (shared storage counted once per tensor)."""
@@ -136,20 +138,7 @@ class SavedTensorProbe:
 
 def graph_size(t: torch.Tensor | None) -> int:
     """Return the number of distinct backward nodes reachable from ``t.grad_fn`` (0 for a leaf or ``None``)."""
-    root = getattr(t, "grad_fn", None)
-    if root is None:
-        return 0
-    seen: set[int] = set()
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        for nxt, _ in node.next_functions:
-            if nxt is not None:
-                stack.append(nxt)
-    return len(seen)
+    return len(backward_graph(getattr(t, "grad_fn", None))[0])
 
 
 def cuda_peak_bytes(fn, device: torch.device | str = "cuda") -> int:
