@@ -62,11 +62,13 @@ def parser() -> argparse.ArgumentParser:
     a = sub.add_parser("autograde", parents=[opts], help="grade one chapter's submissions")
     a.add_argument("chapter")
     a.add_argument("--student", action="append", help="only these students (repeatable)")
+    a.set_defaults(func=lambda args: _grade(args, [args.chapter], args.student))
     g = sub.add_parser("grade-class", parents=[opts], help="grade a class over several chapters")
     g.add_argument("chapters", nargs="+")
     g.add_argument("--zip", type=Path, default=None, help="an LMS download to check and unpack first")
     g.add_argument("--zip-regexp", default=r".*/(?P<student_id>[^/_]+)_(?P<file_id>[^/]+)\.ipynb$",
                    help="the student id and notebook in the archive's file names (default: <student>_<notebook>)")
+    g.set_defaults(func=lambda args: _grade(args, args.chapters, None))
     c = sub.add_parser("check", help="grade the known answers of some chapters in a scratch course")
     c.add_argument("assignments", nargs="*")
     c.add_argument("--stock", action="store_true", help="grade in-kernel, as stock nbgrader (COURSE_GRADING=stock)")
@@ -75,6 +77,7 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--seed", type=int, default=None, help="a fixed key for the hidden inputs")
     c.add_argument("--jobs", type=int, default=1)
     c.add_argument("-v", "--verbose", action="store_true", help="print the judge's message of every failed cell")
+    c.set_defaults(func=_check)
     s = sub.add_parser("sweep", help="every hidden test on the reference, for many seeds, in one process")
     s.add_argument("chapter")
     s.add_argument("--seeds", type=int, default=100)
@@ -84,43 +87,54 @@ def parser() -> argparse.ArgumentParser:
                    help="run each probe twice (the determinism check) for the first N seeds only (default: all)")
     s.add_argument("--costly-seeds", type=int, default=None,
                    help="probes with a time limit of their own (they compile) for the first N seeds only")
+    s.set_defaults(func=_sweep)
     va = sub.add_parser("variants", help="every mutant and alternative through the judge's verdicts, in one process")
     va.add_argument("chapter")
     va.add_argument("--seeds", type=int, default=2)
     va.add_argument("--only", action="append", help="only these variants (by file name, without .py)")
     va.add_argument("--all-tests", action="store_true",
                     help="every probe of the chapter for each variant (default: its exercise's and its FAILS')")
+    va.set_defaults(func=_variants)
     pr = sub.add_parser("profiles", help="every mutant's verdict profile, for diagnosing students' mistakes")
     pr.add_argument("chapters", nargs="+")
     pr.add_argument("--seeds", type=int, default=2)
     pr.add_argument("--course", type=Path, default=None, help="the course folder (default: this repository)")
+    pr.set_defaults(func=_profiles)
     ex = sub.add_parser("exercise", help="one exercise side by side: statement, reference, visible tests, probes, "
                                          "verdicts, mutants and alternatives (without EXERCISE: the list)")
     ex.add_argument("chapter")
     ex.add_argument("exercise", nargs="?", default=None, help="a solution cell's grade id")
+    ex.set_defaults(func=_exercise)
     op = sub.add_parser("onpage", help="how much of each reference solution a student can read on the page "
                                         "(exit 1 if an exercise is over a third)")
     op.add_argument("chapters", nargs="*")
+    op.set_defaults(func=_onpage)
     r = sub.add_parser("run", help="execute chapters top to bottom and print their wall time")
     r.add_argument("assignments", nargs="*")
     r.add_argument("--grading", action="store_true", help="set NBGRADER_EXECUTION=autograde")
     r.add_argument("--record", action="store_true",
                    help="keep each student-mode wall time in benchmarks/student_runs.json for the time estimates")
+    r.set_defaults(func=_run)
     es = sub.add_parser("estimates", help="each chapter's time estimate (reading + running + exercises); exit 1 "
                                           "if a title cell says otherwise")
     es.add_argument("chapters", nargs="*")
     es.add_argument("--write", action="store_true", help="put the counted estimate into each source title cell")
+    es.set_defaults(func=_estimates)
     rel = sub.add_parser("release", help="regenerate release/ from source/")
     rel.add_argument("assignments", nargs="*")
+    rel.set_defaults(func=_release)
     d = sub.add_parser("demo", help="make grade: the demo class")
     d.add_argument("only", nargs="*")
     d.add_argument("--jobs", type=int, default=0)
+    d.set_defaults(func=_demo)
     pub = sub.add_parser("publish", help="write the student repository")
     pub.add_argument("dest", type=Path)
     pub.add_argument("--force", action="store_true", help="replace DEST if it exists")
+    pub.set_defaults(func=_publish)
     dc = sub.add_parser("dask-certs", help="a private CA and the Dask cluster's certificates, keys 0600 in a 0700 folder")
     dc.add_argument("dir", type=Path, nargs="?", default=Path(".judge/dask"))
     dc.add_argument("--host", action="append", help="a host name or IP for the certificates (repeatable)")
+    dc.set_defaults(func=_dask_certs)
     dk = sub.add_parser("dask-cluster", help="a TLS Dask scheduler and workers with the certificates of dask-certs")
     dk.add_argument("--certs", type=Path, default=Path(".judge/dask"))
     dk.add_argument("--workers", type=int, default=2, help="single-threaded worker processes (default 2)")
@@ -129,12 +143,17 @@ def parser() -> argparse.ArgumentParser:
     dk.add_argument("--dashboard", metavar="ADDRESS", default=None, help="the scheduler's dashboard (default: none)")
     dk.add_argument("--join", metavar="ADDRESS", default=None, help="only workers, for the scheduler at ADDRESS")
     dk.add_argument("--scheduler-file", type=Path, default=None)
-    sub.add_parser("hub", help="a JupyterHub class on this machine (see `hub --help`)", add_help=False)
+    dk.set_defaults(func=_dask_cluster)
+    # hub parses its own arguments (`hub --help`): everything after `hub` is passed on unread, and it runs as itself,
+    # outside the private temporary folder and the after-command step of the other commands.
+    hub = sub.add_parser("hub", help="a JupyterHub class on this machine (see `hub --help`)", add_help=False)
+    hub.set_defaults(func=_hub, passthrough=True)
     ref = sub.add_parser("references", help="reference results for stock grading")
     ref.add_argument("chapter")
     ref.add_argument("--seed", type=int, required=True)
     ref.add_argument("--out", type=Path, required=True)
     ref.add_argument("--root", type=Path, default=Path.cwd())
+    ref.set_defaults(func=_references)
     return p
 
 
@@ -218,81 +237,108 @@ def _check(args) -> int:
     return status
 
 
+def _sweep(args) -> int:
+    from course.grading import sweep
+    return sweep.main_args(args.chapter, args.seeds, args.donothing_seeds, args.once, twice_seeds=args.twice_seeds,
+                           costly_seeds=args.costly_seeds)
+
+
+def _variants(args) -> int:
+    from course.grading import sweep
+    return sweep.variants_main(args.chapter, args.seeds, args.only, all_tests=args.all_tests)
+
+
+def _profiles(args) -> int:
+    from course.grading import sweep
+    return max(sweep.profiles_main(ch, args.seeds, root=args.course) for ch in args.chapters)
+
+
+def _exercise(args) -> int:
+    from course.grading import exercise
+    return exercise.main(args.chapter, args.exercise)
+
+
+def _onpage(args) -> int:
+    from course.grading import onpage
+    return onpage.main(args.chapters)
+
+
+def _run(args) -> int:
+    from course.grading import estimates, known
+    for name in args.assignments or known.chapters():
+        seconds, _ = known.execute(known.notebook_path(name), grading=args.grading)
+        print(f"{name}: executed in {seconds:.1f} s ({'grading' if args.grading else 'student'} mode)")
+        if args.record and not args.grading:
+            estimates.record_run(name, seconds)
+    return 0
+
+
+def _estimates(args) -> int:
+    from course.grading import estimates
+    return estimates.main(args.chapters, write=args.write)
+
+
+def _release(args) -> int:
+    from course.grading import known
+    known.release(only=args.assignments or None)
+    return 0
+
+
+def _demo(args) -> int:
+    from course.grading import known
+    return known.demo(only=args.only or None, jobs=args.jobs)
+
+
+def _publish(args) -> int:
+    from course.grading import publish
+    return publish.main(args.dest, args.force)
+
+
+def _dask_certs(args) -> int:
+    from course.grading import dask_tls
+    try:
+        hosts = tuple(args.host or ()) or ("localhost", "127.0.0.1")
+        for role, path in dask_tls.make_certs(args.dir, hosts).items():
+            print(f"{role}: {path}")
+    except dask_tls.DaskSecurityError as err:
+        print(f"dask-certs: {err}", file=sys.stderr)
+        return 2
+    print(f"keys are 0600 in {args.dir} (0700); copy ca.pem, node.pem and node-key.pem to the worker nodes")
+    return 0
+
+
+def _dask_cluster(args) -> int:
+    from course.grading import dask_tls
+    try:
+        return dask_tls.serve(args.certs, args.workers, args.host, args.port, args.dashboard, args.join,
+                              args.scheduler_file)
+    except dask_tls.DaskSecurityError as err:
+        print(f"dask-cluster: {err}", file=sys.stderr)
+        return 2
+
+
+def _references(args) -> int:
+    from course.grading.inkernel import write_references
+    return write_references(args.chapter, args.seed, args.out, args.root)
+
+
+def _hub(args, rest: list[str]) -> int:
+    from course.grading.hub import main as hub_main
+    return hub_main(rest)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["hub"]:
-        from course.grading.hub import main as hub_main
-        return hub_main(argv[1:])
-    args = parser().parse_args(argv)
+    p = parser()
+    args, rest = p.parse_known_args(argv)
+    if getattr(args, "passthrough", False):
+        return args.func(args, rest)
+    if rest:
+        p.error(f"unrecognized arguments: {' '.join(rest)}")
     from course.grading.scratch import private_tmpdir
     private_tmpdir()
     try:
-        return _main(args)
+        return args.func(args)
     finally:
         from course.grading.hub import after_command
         after_command()  # on a hub: the course is private again after every grading command
-
-
-def _main(args) -> int:
-    if args.command == "autograde":
-        return _grade(args, [args.chapter], args.student)
-    if args.command == "grade-class":
-        return _grade(args, args.chapters, None)
-    if args.command == "check":
-        return _check(args)
-    if args.command == "sweep":
-        from course.grading import sweep
-        return sweep.main_args(args.chapter, args.seeds, args.donothing_seeds, args.once, twice_seeds=args.twice_seeds,
-                                costly_seeds=args.costly_seeds)
-    if args.command == "variants":
-        from course.grading import sweep
-        return sweep.variants_main(args.chapter, args.seeds, args.only, all_tests=args.all_tests)
-    if args.command == "profiles":
-        from course.grading import sweep
-        return max(sweep.profiles_main(ch, args.seeds, root=args.course) for ch in args.chapters)
-    if args.command == "exercise":
-        from course.grading import exercise
-        return exercise.main(args.chapter, args.exercise)
-    if args.command == "onpage":
-        from course.grading import onpage
-        return onpage.main(args.chapters)
-    if args.command == "run":
-        from course.grading import known
-        for name in args.assignments or known.chapters():
-            seconds, _ = known.execute(known.notebook_path(name), grading=args.grading)
-            print(f"{name}: executed in {seconds:.1f} s ({'grading' if args.grading else 'student'} mode)")
-            if args.record and not args.grading:
-                from course.grading import estimates
-                estimates.record_run(name, seconds)
-        return 0
-    if args.command == "estimates":
-        from course.grading import estimates
-        return estimates.main(args.chapters, write=args.write)
-    if args.command == "release":
-        from course.grading import known
-        known.release(only=args.assignments or None)
-        return 0
-    if args.command == "demo":
-        from course.grading import known
-        return known.demo(only=args.only or None, jobs=args.jobs)
-    if args.command == "publish":
-        from course.grading import publish
-        return publish.main(args.dest, args.force)
-    if args.command in ("dask-certs", "dask-cluster"):
-        from course.grading import dask_tls
-        try:
-            if args.command == "dask-certs":
-                hosts = tuple(args.host or ()) or ("localhost", "127.0.0.1")
-                for role, path in dask_tls.make_certs(args.dir, hosts).items():
-                    print(f"{role}: {path}")
-                print(f"keys are 0600 in {args.dir} (0700); copy ca.pem, node.pem and node-key.pem to the worker nodes")
-                return 0
-            return dask_tls.serve(args.certs, args.workers, args.host, args.port, args.dashboard, args.join,
-                                  args.scheduler_file)
-        except dask_tls.DaskSecurityError as err:
-            print(f"{args.command}: {err}", file=sys.stderr)
-            return 2
-    if args.command == "references":
-        from course.grading.inkernel import write_references
-        return write_references(args.chapter, args.seed, args.out, args.root)
-    return 2
