@@ -67,43 +67,65 @@ class Limits:
         return replace(self, **kw)
 
 
-class GradingLimits(Configurable):
-    """The caps applied to every submission (set them in ``nbgrader_config.py`` as ``c.GradingLimits.NAME``)."""
+_D = Limits()  # the defaults, written once above; the traits below show them in the units an instructor sets
+_UNITS = {"_gib": GiB, "_mib": MiB, "_kib": KiB}
 
-    memory_gib = Float(6.0, help="Memory of one submission's sandboxed processes (GiB).").tag(config=True)
-    processes = Integer(256, help="Processes one submission may run at once.").tag(config=True)
-    wall_seconds = Float(900.0, help="Total time of one submission (s).").tag(config=True)
-    probe_seconds = Float(60.0, help="Time of one hidden test (s).").tag(config=True)
-    cell_seconds = Float(120.0, help="Time of one notebook cell (s).").tag(config=True)
-    disk_mib = Float(1024.0, help="What one submission may write into its working folder (MiB): a size-capped "
-                                  "tmpfs of its own, so a disk filler costs its own run, not a classmate's."
-                     ).tag(config=True)
-    judge_memory_gib = Float(4.0, help="Memory of each grading process outside the sandbox (GiB): a bug "
-                                       "in the judge costs one submission, not the class.").tag(config=True)
-    intake_files = Integer(500, help="Files taken from one submission folder; the rest are dropped.").tag(config=True)
-    intake_mib = Float(200.0, help="Bytes taken from one submission folder (MiB).").tag(config=True)
-    intake_file_mib = Float(100.0, help="Largest single file taken (MiB).").tag(config=True)
-    intake_depth = Integer(12, help="Deepest sub-folder taken.").tag(config=True)
-    intake_folders = Integer(100, help="Folders taken from one submission folder (an empty folder costs a disk "
-                                       "block at every copy); the rest are dropped.").tag(config=True)
-    intake_entries = Integer(2000, help="Entries looked at in one submission folder, taken or not (files, folders, "
-                                        "links, hidden ones); past it, the rest is not even listed.").tag(config=True)
-    probe_result_mib = Float(32.0, help="Largest result one hidden test may send back (MiB).").tag(config=True)
-    submission_results_mib = Float(128.0, help="All results of one submission together (MiB).").tag(config=True)
-    message_mib = Float(16.0, help="Largest message the kernel may send (MiB); a larger one is refused.").tag(config=True)
-    cell_output_kib = Integer(1024, help="Outputs kept per cell (KiB); the rest is cut, and says so.").tag(config=True)
-    notebook_output_mib = Float(16.0, help="Outputs kept per graded notebook (MiB).").tag(config=True)
+
+def _field(trait: str) -> tuple[str, int]:
+    """A trait's :class:`Limits` field and the bytes in one of its units: ``memory_gib`` -> (``memory_bytes``, GiB)."""
+    for suffix, unit in _UNITS.items():
+        if trait.endswith(suffix):
+            return trait[: -len(suffix)] + "_bytes", unit
+    return trait, 1
+
+
+class GradingLimits(Configurable):
+    """The caps applied to every submission (set them in ``nbgrader_config.py`` as ``c.GradingLimits.NAME``).
+
+    A trait named ``*_gib``, ``*_mib`` or ``*_kib`` sets the :class:`Limits` field ``*_bytes`` in that unit; any
+    other trait sets the field of its own name. Each default is :class:`Limits`'s.
+    """
+
+    memory_gib = Float(_D.memory_bytes / GiB, help="Memory of one submission's sandboxed processes (GiB).").tag(config=True)
+    processes = Integer(_D.processes, help="Processes one submission may run at once.").tag(config=True)
+    wall_seconds = Float(_D.wall_seconds, help="Total time of one submission (s).").tag(config=True)
+    probe_seconds = Float(_D.probe_seconds, help="Time of one hidden test (s).").tag(config=True)
+    cell_seconds = Float(_D.cell_seconds, help="Time of one notebook cell (s).").tag(config=True)
+    disk_mib = Float(_D.disk_bytes / MiB, help="What one submission may write into its working folder (MiB): a "
+                                               "size-capped tmpfs of its own, so a disk filler costs its own run, "
+                                               "not a classmate's.").tag(config=True)
+    judge_memory_gib = Float(_D.judge_memory_bytes / GiB, help="Memory of each grading process outside the sandbox "
+                                                               "(GiB): a bug in the judge costs one submission, not "
+                                                               "the class.").tag(config=True)
+    intake_files = Integer(_D.intake_files, help="Files taken from one submission folder; the rest are dropped."
+                           ).tag(config=True)
+    intake_mib = Float(_D.intake_bytes / MiB, help="Bytes taken from one submission folder (MiB).").tag(config=True)
+    intake_file_mib = Float(_D.intake_file_bytes / MiB, help="Largest single file taken (MiB).").tag(config=True)
+    intake_depth = Integer(_D.intake_depth, help="Deepest sub-folder taken.").tag(config=True)
+    intake_folders = Integer(_D.intake_folders, help="Folders taken from one submission folder (an empty folder "
+                                                     "costs a disk block at every copy); the rest are dropped."
+                             ).tag(config=True)
+    intake_entries = Integer(_D.intake_entries, help="Entries looked at in one submission folder, taken or not "
+                                                     "(files, folders, links, hidden ones); past it, the rest is not "
+                                                     "even listed.").tag(config=True)
+    probe_result_mib = Float(_D.probe_result_bytes / MiB, help="Largest result one hidden test may send back (MiB)."
+                             ).tag(config=True)
+    submission_results_mib = Float(_D.submission_results_bytes / MiB, help="All results of one submission together "
+                                                                           "(MiB).").tag(config=True)
+    message_mib = Float(_D.message_bytes / MiB, help="Largest message the kernel may send (MiB); a larger one is "
+                                                     "refused.").tag(config=True)
+    cell_output_kib = Integer(_D.cell_output_bytes // KiB, help="Outputs kept per cell (KiB); the rest is cut, and "
+                                                                "says so.").tag(config=True)
+    notebook_output_mib = Float(_D.notebook_output_bytes / MiB, help="Outputs kept per graded notebook (MiB)."
+                                ).tag(config=True)
 
     def limits(self) -> Limits:
-        return Limits(
-            memory_bytes=int(self.memory_gib * GiB), processes=self.processes, wall_seconds=self.wall_seconds,
-            probe_seconds=self.probe_seconds, cell_seconds=self.cell_seconds, disk_bytes=int(self.disk_mib * MiB),
-            judge_memory_bytes=int(self.judge_memory_gib * GiB), intake_files=self.intake_files,
-            intake_bytes=int(self.intake_mib * MiB), intake_file_bytes=int(self.intake_file_mib * MiB),
-            intake_depth=self.intake_depth, intake_folders=self.intake_folders,
-            intake_entries=self.intake_entries, probe_result_bytes=int(self.probe_result_mib * MiB),
-            submission_results_bytes=int(self.submission_results_mib * MiB), message_bytes=int(self.message_mib * MiB),
-            cell_output_bytes=self.cell_output_kib * KiB, notebook_output_bytes=int(self.notebook_output_mib * MiB))
+        values = {}
+        for trait in self.class_trait_names(config=True):
+            field, unit = _field(trait)
+            value = getattr(self, trait)
+            values[field] = int(value * unit) if unit != 1 else value
+        return Limits(**values)
 
 
 def course_config(root: Path):

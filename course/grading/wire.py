@@ -42,7 +42,9 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-MAX_RESULT_BYTES = 32 * 2 ** 20  # per probe; course.grading.config.Limits.probe_result_bytes sets it per course
+from course.grading.config import Limits
+
+MAX_RESULT_BYTES = Limits.probe_result_bytes  # the default per probe; a course sets its own in GradingLimits
 MAX_DEPTH = 40
 MAX_ITEMS = 200_000
 MAX_STRING = 1 << 20  # characters (or bytes) of one string in a result
