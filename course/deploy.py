@@ -16,8 +16,9 @@
 * :func:`run_saved`: run a saved TorchScript (``.pt``) or ``torch.export``
   (``.pt2``) file in a fresh Python process that imports only ``torch``, to
   prove the file does not need the Python class that produced it;
-* :func:`spread` and :func:`paired_ratio`: a median with its quartiles, and the
-  round-by-round ratio of two interleaved timings;
+* :func:`spread` and :func:`paired_ratio` (from :mod:`course.timing`): a median with its quartiles, and
+  the round-by-round ratio of two interleaved timings; :func:`fold_bound_lines`: a freeze speed-up against
+  what folding batch norm can give at most;
 * :func:`shared_tensors`, :func:`graph_census`, :func:`draft_failures` and
   :func:`graph_tensor_bytes`: what an exported program shares with the live
   model, what freezing removed from a graph, what ``draft_export`` found (and
@@ -42,6 +43,9 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 import torch
+
+from course import timing
+from course.timing import paired_ratio, spread  # noqa: F401  (moved there; Chapter 3 calls deploy.spread)
 
 #: Category of the TorchScript deprecation warning in torch 2.x.
 JIT_DEPRECATION_CATEGORY = FutureWarning
@@ -138,54 +142,52 @@ def compare_ms(fns: dict[str, Callable[[], object]], repeats: int = 20, warmup: 
                sync: bool = False) -> dict[str, dict]:
     """Time several callables in interleaved rounds; return ``{name: spread + {"samples": [...]}}`` in milliseconds.
 
-    Each round calls every function once, in turn, so a burst of load from
-    another process slows all of them alike instead of one. ``warmup``
-    untimed rounds come first. Per name: ``median`` (the typical run),
-    ``q1``/``q3`` (the middle half of the runs), ``min`` (the least disturbed
-    run), ``max``, ``n`` and the raw ``samples`` in round order (see
-    :func:`spread` and :func:`paired_ratio`).
+    A thin wrapper of :func:`course.timing.interleaved` (one call per sample,
+    torch's thread setting left as it is): each round calls every function
+    once, in turn, so a burst of load from another process slows all of them
+    alike instead of one. ``warmup`` untimed rounds come first. Per name:
+    ``median`` (the typical run), ``q1``/``q3`` (the middle half of the runs),
+    ``min`` (the least disturbed run), ``max``, ``n`` and the raw ``samples``
+    in round order (see :func:`spread`, :func:`paired_ratio` and
+    :func:`course.timing.verdict`).
     """
     if repeats < 1:
         raise ValueError("repeats must be at least 1")
-    samples: dict[str, list[float]] = {name: [] for name in fns}
-    for _ in range(max(0, warmup)):
-        for fn in fns.values():
-            fn()
-    for _ in range(repeats):
-        for name, fn in fns.items():
-            samples[name].extend(timings_ms(fn, repeats=1, warmup=0, sync=sync))
-    return {name: {**spread(v), "samples": list(v)} for name, v in samples.items()}
+    do_sync = torch.cuda.synchronize if (sync and torch.cuda.is_available()) else None
+    seconds = timing.interleaved(fns, rounds=repeats, warmup=warmup, number=1, sync=do_sync, threads=None)
+    return {name: {**spread([1000.0 * t for t in v]), "samples": [1000.0 * t for t in v]}
+            for name, v in seconds.items()}
 
 
-def spread(samples: list[float]) -> dict[str, float]:
-    """Summarise timings: ``{"median", "q1", "q3", "min", "max", "n"}`` in the samples' own unit.
+def fold_bound_lines(before: list[float], frozen: list[float], removed_share: float,
+                     before_name: str = "script") -> list[str]:
+    """Print-ready lines: a freeze speed-up, measured in interleaved rounds, against what folding could give.
 
-    ``q1`` and ``q3`` are the quartiles (``statistics.quantiles``, inclusive
-    method), so ``q1..q3`` holds the middle half of the runs: the spread to
-    report beside a median. With one sample every field is that sample.
+    ``before`` and ``frozen`` are paired samples (:func:`compare_ms`) of the module before and after
+    ``torch.jit.freeze``; ``removed_share`` is the share of the operators' own time spent in the ops that
+    freezing folds away (batch norm), so removing them can make the module at most ``1 / (1 - share)`` times
+    faster. The lines print the round-by-round ratio (median [q1, q3]), that bound, and a verdict that
+    follows from the spreads: :data:`course.timing.INCONCLUSIVE` when the two timings' middle halves
+    overlap, "more than removing those ops allows" only when the ratio's lower quartile is above the bound.
     """
-    v = [float(s) for s in samples]
-    if not v:
-        raise ValueError("no samples")
-    if len(v) == 1:
-        q1 = q3 = v[0]
+    if not 0 <= removed_share < 1:
+        raise ValueError("removed_share must be in [0, 1)")
+    ratio = paired_ratio(before, frozen)
+    most = 1.0 / (1.0 - removed_share)
+    lines = [f"{before_name} / (script + freeze), round by round: {timing.interval(ratio, 1.0, 2)}x (median [q1, q3])",
+             f"freezing folds away ops that take {removed_share:.0%} of the operators' own time, so folding alone "
+             f"can make the module at most {most:.2f}x faster"]
+    word = timing.verdict(frozen, before)
+    if word == "inconclusive":
+        lines.append(f"measured: {timing.INCONCLUSIVE} (the middle halves of the two timings overlap)")
+    elif word == "slower":
+        lines.append("measured: script + freeze was slower in this run (the middle halves separate)")
+    elif ratio["q1"] > most:
+        lines.append("measured: faster by more than removing those ops allows: the rest is interpreter work that "
+                     "freezing also removes (attribute lookups, branches), or load that did not hit the variants alike")
     else:
-        q1, _, q3 = statistics.quantiles(v, n=4, method="inclusive")
-    return {"median": float(statistics.median(v)), "q1": float(q1), "q3": float(q3),
-            "min": float(min(v)), "max": float(max(v)), "n": len(v)}
-
-
-def paired_ratio(numerator: list[float], denominator: list[float]) -> dict[str, float]:
-    """The round-by-round ratio ``numerator[i] / denominator[i]`` summarised with :func:`spread`.
-
-    :func:`compare_ms` times its variants in interleaved rounds, so the i-th
-    samples of two variants ran side by side, under the same load; their ratio
-    per round is a fairer "speed-up" than a ratio of two medians, and its
-    quartiles say how much it swung during the measurement.
-    """
-    if len(numerator) != len(denominator) or not numerator:
-        raise ValueError("need two equally long, non-empty lists of paired samples")
-    return spread([a / b for a, b in zip(numerator, denominator)])
+        lines.append("measured: faster, within what removing those ops allows")
+    return lines
 
 
 @contextlib.contextmanager

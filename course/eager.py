@@ -1,12 +1,16 @@
 """Chapter 1 helpers: timing eager ops (where the per-op cost goes), generated images, and small plots.
 
-Timings use :class:`torch.utils.benchmark.Timer`, which warms up, repeats,
-reports a median, and synchronises an accelerator before reading the clock.
-Nothing here needs a GPU; on CUDA the same functions time CUDA tensors.
+Comparisons (:func:`op_costs`, :func:`size_sweep`, :func:`fresh_vs_preallocated`)
+time their variants in interleaved rounds with :mod:`course.timing` and report
+medians with their spreads; a verdict ("costs X us", "slower") is printed only
+when the spreads separate. :func:`timer_seconds` wraps
+:class:`torch.utils.benchmark.Timer` for single measurements. Nothing here needs
+a GPU; on CUDA the same functions time CUDA tensors (and synchronise).
 """
 from __future__ import annotations
 
 import logging
+import mmap
 import time
 from contextlib import nullcontext
 from typing import Callable
@@ -20,7 +24,9 @@ from PIL import Image
 logging.getLogger("torch.utils.cpp_extension").setLevel(logging.ERROR)
 from torch.utils.benchmark import Timer  # noqa: E402
 
-#: The four ways of running one op that :func:`grad_mode_costs` compares.
+from course import timing  # noqa: E402
+
+#: The four ways of running one op that :func:`op_costs` compares.
 MODES = ("plain", "requires_grad", "no_grad", "inference_mode")
 
 
@@ -77,91 +83,222 @@ def _inner_for(numel: int) -> int:
     return max(1, min(100, 1_000_000 // max(1, int(numel))))
 
 
-def grad_mode_costs(numel: int = 1, ops: tuple[str, ...] = ("add", "mul"), modes: tuple[str, ...] = MODES,
-                    rounds: int = 3, min_run_time: float = 0.05,
-                    device: torch.device | str = "cpu") -> dict[str, dict[str, float]]:
-    """Return ``{op: {mode: seconds per op}}`` for eager ``a <op> b`` on ``numel`` elements.
+#: The rungs of the cost ladder of one 1-element ``torch.mul``: (key in :func:`op_costs`, label), cheapest first.
+LADDER = (("python", "Python: loop + empty function call"),
+          ("into C++", "+ enter C++ and return (a.dim())"),
+          ("mul, inference_mode", "+ parse, dispatch, allocate, kernel"),
+          ("mul, no_grad", "+ autograd layer, records nothing"),
+          ("mul, requires_grad", "+ create MulBackward0, save inputs"))
 
-    Every (op, mode) pair is timed ``rounds`` times, interleaved, and the
-    smallest median is kept: on a shared machine, load only ever adds time,
-    so the minimum is the least disturbed estimate.
-    """
-    inner = _inner_for(numel)
-    best = {op: {mode: float("inf") for mode in modes} for op in ops}
-    loops = {(op, mode): op_loop(op, numel, mode, inner, device) for op in ops for mode in modes}
-    for _ in range(int(rounds)):
-        for (op, mode), fn in loops.items():
-            best[op][mode] = min(best[op][mode], timer_seconds(fn, min_run_time) / inner)
-    return best
+#: What a layer whose cost is within the noise is called.
+BELOW_NOISE = "below this machine's noise"
 
 
-def cost_ladder(rounds: int = 3, min_run_time: float = 0.05,
-                device: torch.device | str = "cpu") -> list[tuple[str, float]]:
-    """Return ``[(layer, seconds per op)]``: where the time of one 1-element ``torch.mul`` goes.
+def op_costs(rounds: int = 30, numel: int = 1, ops: tuple[str, ...] = ("add", "mul"), modes: tuple[str, ...] = MODES,
+             ladder: bool = True, target_s: float = 1e-3, device: torch.device | str = "cpu") -> dict[str, list[float]]:
+    """ONE interleaved measurement of one small op, every way it runs; return ``{variant: [seconds per op, per round]}``.
 
-    Each entry is the cost of a cumulative setting (all in seconds per op):
+    The variants are ``"<op>, <mode>"`` for each op (``"add"``, ``"mul"``) and
+    mode of :data:`MODES` (``a <op> b`` on ``numel`` elements, see
+    :func:`op_loop`) and, with ``ladder=True``, the two rungs below an op:
 
     1. ``python``: a Python ``for`` loop calling an empty Python function;
     2. ``into C++``: calling ``a.dim()``, a tensor method that enters C++ and
-       returns, without the dispatcher;
-    3. ``op, inference_mode``: ``torch.mul(a, b)`` under ``inference_mode``:
-       argument parsing, the dispatcher (autograd layers skipped), the output
-       allocation and the CPU kernel;
-    4. ``op, no_grad``: the same under ``no_grad`` on inputs that require
-       grad: the autograd layer runs, checks the grad mode, records nothing;
-    5. ``op, requires_grad``: grad mode on: a ``MulBackward0`` node is
-       created and both inputs are saved for backward.
+       returns, without the dispatcher.
 
-    The differences between consecutive rows are the cost of each layer.
+    Every variant is timed once per round, in turn (:func:`course.timing.interleaved`
+    on one thread, each sample about ``target_s`` seconds), so load from other
+    programs hits all of them alike, and every table and bar drawn from the
+    result (:data:`LADDER`, :func:`ladder_lines`, :func:`mode_table_lines`,
+    :func:`plot_costs`) reads the same samples. Summarise with
+    :func:`course.timing.spread`.
     """
-    a, _ = _operands(1, False, device)
+    inner = _inner_for(numel)
+    loops: dict[str, Callable[[], None]] = {}
+    if ladder:
+        a, _ = _operands(1, False, device)
 
-    def empty() -> None:
-        return None
+        def empty() -> None:
+            return None
 
-    rng = range(100)
+        rng = range(inner)
 
-    def python_calls() -> None:
-        for _ in rng:
-            empty()
+        def python_calls() -> None:
+            for _ in rng:
+                empty()
 
-    def into_cpp() -> None:
-        for _ in rng:
-            a.dim()
+        def into_cpp() -> None:
+            for _ in rng:
+                a.dim()
 
-    loops = [("python", python_calls), ("into C++", into_cpp),
-             ("op, inference_mode", op_loop("mul", 1, "inference_mode", 100, device)),
-             ("op, no_grad", op_loop("mul", 1, "no_grad", 100, device)),
-             ("op, requires_grad", op_loop("mul", 1, "requires_grad", 100, device))]
-    best = {name: float("inf") for name, _ in loops}
-    for _ in range(int(rounds)):
-        for name, fn in loops:
-            best[name] = min(best[name], timer_seconds(fn, min_run_time) / 100)
-    return [(name, best[name]) for name, _ in loops]
+        loops.update({"python": python_calls, "into C++": into_cpp})
+    for op in ops:
+        for mode in modes:
+            loops[f"{op}, {mode}"] = op_loop(op, numel, mode, inner, device)
+    sync = torch.cuda.synchronize if torch.device(device).type == "cuda" else None
+    samples = timing.interleaved(loops, rounds=rounds, warmup=1, number=None, target_s=target_s, sync=sync)
+    return {name: [t / inner for t in v] for name, v in samples.items()}
+
+
+def cost_ladder(costs: dict[str, list[float]]) -> list[tuple[str, dict[str, float]]]:
+    """Return ``[(rung, spread in seconds)]`` for the rungs of :data:`LADDER`, read from :func:`op_costs`'s samples.
+
+    Each rung is a cumulative setting; the difference between consecutive
+    rungs is the cost of one layer. :func:`ladder_lines` prints them with
+    their spreads and says which layers rise above the noise.
+    """
+    return [(key, timing.spread(costs[key])) for key, _ in LADDER]
+
+
+def layer_verdict(lower, upper) -> str:
+    """What one layer costs, from the rung below (``lower``) and the rung with the layer (``upper``).
+
+    ``"costs X us"`` when ``upper``'s middle half lies wholly above
+    ``lower``'s (X: the difference of the medians), :data:`BELOW_NOISE` when
+    the two overlap, and ``"cheaper than the row above by X us"`` when the rung
+    with the layer was measured faster (the ranges separate the other way).
+    """
+    lo, up = timing.spread(lower) if not isinstance(lower, dict) else lower, \
+        timing.spread(upper) if not isinstance(upper, dict) else upper
+    diff = 1e6 * (up["median"] - lo["median"])
+    word = timing.verdict(lo, up)
+    if word == "faster":
+        return f"costs {diff:.3f} us"
+    if word == "slower":
+        return f"cheaper than the row above by {-diff:.3f} us"
+    return f"{BELOW_NOISE} (the middle halves overlap)"
+
+
+def ladder_lines(costs: dict[str, list[float]]) -> list[str]:
+    """The ladder as printed lines: each rung's median [q1, q3] in microseconds per op, and its layer's verdict."""
+    lines = []
+    previous = None
+    for key, label in LADDER:
+        line = f"  {label:<38} {timing.interval(costs[key], 1e6)} us"
+        if previous is not None:
+            line += f"   this layer: {layer_verdict(costs[previous], costs[key])}"
+        lines.append(line)
+        previous = key
+    return lines
+
+
+def mode_table_lines(costs: dict[str, list[float]], ops: tuple[str, ...] = ("add", "mul"),
+                     modes: tuple[str, ...] = MODES) -> list[str]:
+    """The four-ways table (median [q1, q3] us per op, one row per op) and, per op, whether recording a node shows.
+
+    The recording line compares ``requires_grad`` with ``no_grad`` through
+    :func:`course.timing.comparison`: "requires_grad is slower" only when the
+    two middle halves separate, otherwise "inconclusive on this machine now".
+    """
+    width = 24
+    lines = [f"  {'':<5}" + "".join(f"{mode:>{width}}" for mode in modes)]
+    for op in ops:
+        lines.append(f"  {op:<5}" + "".join(f"{timing.interval(costs[f'{op}, {mode}'], 1e6):>{width}}" for mode in modes))
+    for op in ops:
+        if "requires_grad" in modes and "no_grad" in modes:
+            lines.append(f"recording one {op} node: " + timing.comparison(
+                "requires_grad", costs[f"{op}, requires_grad"], "no_grad", costs[f"{op}, no_grad"]))
+    return lines
 
 
 def size_sweep(sizes: list[int], op: str = "mul", modes: tuple[str, ...] = ("no_grad", "requires_grad"),
-               rounds: int = 2, min_run_time: float = 0.05, device: torch.device | str = "cpu") -> list[dict]:
-    """Time ``a <op> b`` against tensor size, in each of ``modes``.
+               rounds: int = 10, target_s: float = 1e-3, device: torch.device | str = "cpu") -> list[dict]:
+    """Time ``a <op> b`` against tensor size, in each of ``modes``, all sizes in one interleaved measurement.
 
-    Returns one dict per size: ``numel``, and for each mode the seconds per
-    op (key: the mode's name) and ``<mode>_fixed_share``: the time of the
-    same op on 1 element divided by this size's time, capped at 1. That share
-    is the part of the op's time that does not grow with the tensor: parsing,
-    dispatch, allocation, autograd bookkeeping.
+    Returns one dict per size: ``numel``; for each mode the median seconds per
+    op (key: the mode's name), its quartiles (``<mode>_q1``, ``<mode>_q3``), the
+    samples (``<mode>_samples``) and ``<mode>_fixed_share``: the median time of
+    the same op on the smallest size divided by this size's, capped at 1. For a
+    1-element smallest size, that share is the part of the op's time that does
+    not grow with the tensor: parsing, dispatch, allocation, autograd bookkeeping.
     """
     sizes = [int(n) for n in sizes]
-    base = grad_mode_costs(1, ops=(op,), modes=modes, rounds=rounds, min_run_time=min_run_time, device=device)[op]
-    rows = []
+    loops = {}
     for n in sizes:
-        costs = base if n == 1 else grad_mode_costs(n, ops=(op,), modes=modes, rounds=rounds,
-                                                    min_run_time=min_run_time, device=device)[op]
+        inner = _inner_for(n)
+        for mode in modes:
+            loops[(n, mode)] = (op_loop(op, n, mode, inner, device), inner)
+    sync = torch.cuda.synchronize if torch.device(device).type == "cuda" else None
+    samples = timing.interleaved({key: fn for key, (fn, _) in loops.items()}, rounds=rounds, warmup=1, number=None,
+                                 target_s=target_s, sync=sync)
+    rows = []
+    base = {mode: timing.spread([t / loops[(sizes[0], mode)][1] for t in samples[(sizes[0], mode)]])["median"]
+            for mode in modes}
+    for n in sizes:
         row: dict = {"numel": n}
         for mode in modes:
-            row[mode] = costs[mode]
-            row[f"{mode}_fixed_share"] = min(1.0, base[mode] / costs[mode])
+            per_op = [t / loops[(n, mode)][1] for t in samples[(n, mode)]]
+            s = timing.spread(per_op)
+            row[mode], row[f"{mode}_q1"], row[f"{mode}_q3"] = s["median"], s["q1"], s["q3"]
+            row[f"{mode}_samples"] = per_op
+            row[f"{mode}_fixed_share"] = min(1.0, base[mode] / s["median"])
         rows.append(row)
     return rows
+
+
+def _minor_faults() -> int | None:
+    try:
+        import resource
+    except ImportError:             # not on Windows
+        return None
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+
+
+def fresh_vs_preallocated(numel: int, rounds: int = 10, device: torch.device | str = "cpu") -> dict:
+    """Time ``torch.mul(a, b)`` (a new output every call) against ``torch.mul(a, b, out=c)`` (one preallocated output).
+
+    Interleaved rounds under ``no_grad`` on one thread. Returns ``{"new output": [seconds per call], "out=":
+    [...], "faults": {"new output": f, "out=": f}}`` where ``f`` is the number of minor page faults per call
+    (memory the operating system hands out on first touch; ``None`` where the OS does not count them), measured
+    over a few extra calls of each.
+    """
+    dev = torch.device(device)
+    g = torch.Generator().manual_seed(0)
+    a, b = torch.randn(int(numel), generator=g).to(dev), torch.randn(int(numel), generator=g).to(dev)
+    out = torch.empty(int(numel), device=dev)
+    fns = {"new output": lambda: torch.mul(a, b), "out=": lambda: torch.mul(a, b, out=out)}
+    sync = torch.cuda.synchronize if dev.type == "cuda" else None
+    with torch.no_grad():
+        samples = timing.interleaved(fns, rounds=rounds, warmup=1, number=None, target_s=1e-3, sync=sync)
+        faults = {}
+        for name, fn in fns.items():
+            before = _minor_faults()
+            for _ in range(3):
+                fn()
+            after = _minor_faults()
+            faults[name] = None if before is None else (after - before) / 3
+    return {**samples, "faults": faults}
+
+
+def fresh_memory_lines(result: dict, numel: int) -> list[str]:
+    """Print-ready lines for :func:`fresh_vs_preallocated`: ns per element with spreads, page faults, the verdict.
+
+    The verdict names fresh memory from the operating system only when the new-output runs are slower with
+    separate middle halves (:func:`course.timing.verdict`); otherwise it says "inconclusive on this machine now".
+    """
+    line = timing.comparison("new output", result["new output"], "out=", result["out="], unit="ns per element",
+                             scale=1e9 / int(numel))
+    lines = [f"{int(numel):,} elements: " + line]
+    faults = result.get("faults", {})
+    if faults.get("new output") is not None:
+        lines.append(f"minor page faults per call: new output {faults['new output']:,.0f}, "
+                     f"out= {faults['out=']:,.0f} (one fault per {mmap.PAGESIZE // 1024} KiB page the OS hands out on first "
+                     f"touch; {int(numel) * 4 // mmap.PAGESIZE:,} pages hold one float32 output)")
+    if timing.verdict(result["new output"], result["out="]) == "slower":
+        if faults.get("new output") is None:
+            lines.append("so at this size a new output costs extra (this OS does not count page faults, so the "
+                         "cell cannot say whether fresh memory from the operating system is the reason)")
+        elif faults["new output"] > faults["out="]:
+            lines.append("so at this size a new output costs extra: its memory comes fresh from the operating system "
+                         "(page faults), which a preallocated out= skips")
+        else:
+            lines.append("so at this size a new output costs extra, though not in page faults: the allocator reused "
+                         "memory it already had")
+    elif timing.verdict(result["new output"], result["out="]) == "faster":
+        lines.append("so at this size a new output was measured cheaper than writing into out=")
+    else:
+        lines.append(f"so whether a new output costs extra at this size is {timing.INCONCLUSIVE}")
+    return lines
 
 
 def launch_vs_finish(n: int = 2048, repeats: int = 5, device: torch.device | str = "cpu") -> dict[str, float]:
@@ -231,25 +368,47 @@ def cache_sizes() -> dict[str, int]:
     return out
 
 
-def plot_costs(ladder: list[tuple[str, float]], rows: list[dict], mode: str = "no_grad",
-               caches: dict[str, int] | None = None, title: str = "Where eager time goes"):
+def plot_costs(ladder: list[tuple[str, object]], rows: list[dict], mode: str = "no_grad",
+               caches: dict[str, int] | None = None, title: str = "Where eager time goes",
+               preallocated: tuple[int, list[float]] | None = None):
     """Left: the cost ladder of one tiny op (microseconds). Right: nanoseconds per element against size; return the figure.
 
-    The right panel shows ``rows[i][mode] / numel`` (from :func:`size_sweep`) on log-log axes. For each entry of
-    ``caches`` (bytes, as :func:`cache_sizes` returns) a dashed line marks the size at which ``a``, ``b`` and the
-    result of ``a * b`` (three float32 tensors, 12 bytes per element) outgrow that cache: the knee where the time
-    per element stops falling and rises.
+    ``ladder`` is :func:`cost_ladder`'s ``[(rung, spread)]`` (or ``[(rung, seconds)]``): each bar is a rung's
+    median, its whisker the middle half of the rounds (q1 to q3), the same numbers :func:`ladder_lines` prints.
+    The right panel shows ``rows[i][mode] / numel`` (from :func:`size_sweep`) on log-log axes, with the
+    q1..q3 range as error bars where the rows have it. ``preallocated``: ``(numel, [seconds per call])`` of the
+    same op into a preallocated ``out=`` (:func:`fresh_vs_preallocated`), drawn as one more point. For each entry
+    of ``caches`` (bytes, as :func:`cache_sizes` returns) a dashed line marks the size at which ``a``, ``b`` and
+    the result of ``a * b`` (three float32 tensors, 12 bytes per element) outgrow that cache.
     """
     import matplotlib.pyplot as plt
 
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 3.6))
     names = [name for name, _ in ladder]
-    ax1.barh(names[::-1], [1e6 * s for _, s in ladder][::-1], color="tab:blue")
-    ax1.set_xlabel("microseconds per op (cumulative)")
+    summaries = [v if isinstance(v, dict) else {"median": v, "q1": v, "q3": v} for _, v in ladder]
+    med = [1e6 * s["median"] for s in summaries]
+    err = [[1e6 * (s["median"] - s["q1"]) for s in summaries], [1e6 * (s["q3"] - s["median"]) for s in summaries]]
+    ax1.barh(names[::-1], med[::-1], xerr=[e[::-1] for e in err], color="tab:blue", capsize=3,
+             error_kw={"elinewidth": 1})
+    ax1.set_xlabel("microseconds per op (cumulative; median, whisker q1-q3)")
     ax1.set_title("one 1-element torch.mul", fontsize=9)
     ax1.grid(alpha=0.3, axis="x")
     n = [r["numel"] for r in rows]
-    ax2.loglog(n, [1e9 * r[mode] / r["numel"] for r in rows], "o-", color="tab:red", label=f"a * b under {mode}")
+    y = [1e9 * r[mode] / r["numel"] for r in rows]
+    if all(f"{mode}_q1" in r for r in rows):
+        yerr = [[1e9 * (r[mode] - r[f"{mode}_q1"]) / r["numel"] for r in rows],
+                [1e9 * (r[f"{mode}_q3"] - r[mode]) / r["numel"] for r in rows]]
+        ax2.errorbar(n, y, yerr=yerr, fmt="o-", color="tab:red", capsize=2, label=f"a * b under {mode}")
+    else:
+        ax2.loglog(n, y, "o-", color="tab:red", label=f"a * b under {mode}")
+    if preallocated is not None:
+        size, samples = preallocated
+        s = timing.spread(samples)
+        ax2.errorbar([size], [1e9 * s["median"] / size],
+                     yerr=[[1e9 * (s["median"] - s["q1"]) / size], [1e9 * (s["q3"] - s["median"]) / size]],
+                     fmt="s", color="tab:green", capsize=2, label="the same into a preallocated out=")
+    ax2.set_xscale("log")
+    ax2.set_yscale("log")
     for i, (level, size) in enumerate(sorted((caches or {}).items(), key=lambda kv: kv[1])):
         at = size / 12
         if min(n) <= at <= max(n):
@@ -258,9 +417,9 @@ def plot_costs(ladder: list[tuple[str, float]], rows: list[dict], mode: str = "n
                      color="grey", va="top")
     ax2.set_xlabel("elements per tensor")
     ax2.set_ylabel("nanoseconds per element")
-    ax2.legend(fontsize=8, loc="lower left")
+    ax2.legend(fontsize=8, loc="upper center")
     ax2.grid(alpha=0.3, which="both")
-    ax2.set_title("time per element: falls, levels off in cache, rises past it", fontsize=9)
+    ax2.set_title("time per element against size (median, bars q1-q3)", fontsize=9)
     fig.suptitle(title)
     fig.tight_layout()
     plt.show()

@@ -6,7 +6,7 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 from PIL import Image  # noqa: E402
 
-from course import eager  # noqa: E402
+from course import eager, timing  # noqa: E402
 
 
 def test_timer_seconds_measures_seconds():
@@ -51,31 +51,57 @@ def test_op_loop_rejects_unknown_mode_and_op():
         eager.op_loop("div", 1, "plain")
 
 
-def test_grad_mode_costs_shape():
-    costs = eager.grad_mode_costs(1, ops=("add", "mul"), rounds=1, min_run_time=0.01)
-    assert set(costs) == {"add", "mul"}
-    for row in costs.values():
-        assert list(row) == list(eager.MODES)
-        assert all(0 < s < 1e-3 for s in row.values()), row    # a 1-element op takes microseconds, not ms
+def test_op_costs_one_measurement_for_ladder_and_table():
+    costs = eager.op_costs(rounds=3, target_s=2e-4)
+    assert set(costs) == {"python", "into C++"} | {f"{op}, {mode}" for op in ("add", "mul") for mode in eager.MODES}
+    assert all(len(v) == 3 and all(0 < s < 1e-3 for s in v) for v in costs.values()), costs
+    ladder = eager.cost_ladder(costs)
+    assert [name for name, _ in ladder] == [key for key, _ in eager.LADDER]
+    # the ladder's rungs ARE the table's entries: the same samples, so the two decompositions cannot disagree
+    assert dict(ladder)["mul, no_grad"] == timing.spread(costs["mul, no_grad"])
+    secs = {name: s["median"] for name, s in ladder}
+    assert secs["python"] < secs["mul, inference_mode"], "an empty Python call is cheaper than a torch op"
 
 
-def test_cost_ladder_layers():
-    ladder = eager.cost_ladder(rounds=1, min_run_time=0.01)
-    assert [name for name, _ in ladder] == ["python", "into C++", "op, inference_mode", "op, no_grad",
-                                          "op, requires_grad"]
-    secs = dict(ladder)
-    assert all(s > 0 for s in secs.values())
-    assert secs["python"] < secs["op, inference_mode"], "an empty Python call is cheaper than a torch op"
+def test_layer_verdict_follows_the_spread():
+    assert eager.layer_verdict([1e-6] * 4, [2e-6, 2.1e-6, 2.2e-6, 2e-6]).startswith("costs 1.0")
+    assert eager.layer_verdict([1e-6, 3e-6, 2e-6], [2e-6, 2.5e-6, 1.5e-6]).startswith(eager.BELOW_NOISE)
+    assert eager.layer_verdict([2e-6] * 3, [1e-6] * 3) == "cheaper than the row above by 1.000 us"
+
+
+def test_ladder_and_table_lines():
+    costs = {"python": [2e-8] * 3, "into C++": [4e-8, 4.1e-8, 4.2e-8], "mul, inference_mode": [1e-6, 1.2e-6, 1.1e-6],
+             "mul, no_grad": [1.1e-6, 1.15e-6, 1.05e-6], "mul, requires_grad": [2e-6] * 3}
+    lines = eager.ladder_lines(costs)
+    assert len(lines) == 5 and "this layer" not in lines[0]
+    assert "costs 0.021 us" in lines[1] and eager.BELOW_NOISE in lines[3] and "costs 0.900 us" in lines[4]
+    table = eager.mode_table_lines(costs, ops=("mul",), modes=("no_grad", "requires_grad"))
+    assert "1.100 [1.075, 1.125]" in table[1] and "requires_grad is slower" in table[2]
+    assert timing.consistent(table[2])
 
 
 def test_size_sweep_rows_and_shares():
-    rows = eager.size_sweep([1, 100_000], rounds=1, min_run_time=0.01)
+    rows = eager.size_sweep([1, 100_000], rounds=3, target_s=2e-4)
     assert [r["numel"] for r in rows] == [1, 100_000]
     for r in rows:
         for mode in ("no_grad", "requires_grad"):
+            assert r[f"{mode}_q1"] <= r[mode] <= r[f"{mode}_q3"] and len(r[f"{mode}_samples"]) == 3
             assert r[mode] > 0 and 0 < r[f"{mode}_fixed_share"] <= 1.0
     assert rows[0]["no_grad_fixed_share"] == 1.0
     assert rows[1]["no_grad"] > rows[0]["no_grad"], "a 100k-element mul costs more than a 1-element one"
+
+
+def test_fresh_vs_preallocated_and_its_lines():
+    res = eager.fresh_vs_preallocated(1000, rounds=3)
+    assert len(res["new output"]) == 3 and len(res["out="]) == 3
+    lines = eager.fresh_memory_lines(res, 1000)
+    assert timing.consistent(lines[0])
+    slow = {"new output": [5e-3, 5.1e-3, 5.2e-3], "out=": [1e-3] * 3, "faults": {"new output": 9766, "out=": 0}}
+    lines = eager.fresh_memory_lines(slow, 1_000_000)
+    assert "new output is slower" in lines[0] and "page faults" in lines[-1] and "9,766" in lines[1]
+    same = {"new output": [1e-3, 2e-3, 3e-3], "out=": [2e-3] * 3, "faults": {"new output": None}}
+    lines = eager.fresh_memory_lines(same, 1_000_000)
+    assert len(lines) == 2 and timing.INCONCLUSIVE in lines[-1] and "page faults" not in lines[-1]
 
 
 def test_launch_vs_finish_on_cpu():
@@ -87,12 +113,23 @@ def test_launch_vs_finish_on_cpu():
 
 
 def test_plot_costs_returns_figure():
-    ladder = [("python", 2e-8), ("into C++", 4e-8), ("op, inference_mode", 7e-7), ("op, no_grad", 8e-7),
-              ("op, requires_grad", 1.5e-6)]
+    ladder = [("python", 2e-8), ("into C++", 4e-8), ("mul, inference_mode", 7e-7), ("mul, no_grad", 8e-7),
+              ("mul, requires_grad", 1.5e-6)]
     rows = [{"numel": 1, "no_grad": 8e-7, "requires_grad": 1.5e-6},
             {"numel": 1000, "no_grad": 9e-7, "requires_grad": 1.6e-6}]
     fig = eager.plot_costs(ladder, rows)
     assert len(fig.axes) == 2
+
+
+def test_plot_costs_draws_the_printed_medians_and_spreads():
+    costs = {"python": [1e-8, 2e-8, 3e-8], "into C++": [4e-8] * 3, "mul, inference_mode": [7e-7, 8e-7, 9e-7],
+             "mul, no_grad": [8e-7] * 3, "mul, requires_grad": [1.4e-6, 1.5e-6, 1.7e-6]}
+    rows = [{"numel": n, "no_grad": 1e-6 * n, "no_grad_q1": 0.9e-6 * n, "no_grad_q3": 1.2e-6 * n} for n in (1, 10)]
+    fig = eager.plot_costs(eager.cost_ladder(costs), rows, preallocated=(10, [5e-6, 6e-6, 7e-6]))
+    bars = fig.axes[0].patches
+    widths = sorted(round(b.get_width(), 6) for b in bars)
+    assert widths == sorted(round(1e6 * timing.spread(v)["median"], 6) for v in costs.values())
+    assert "out=" in [t.get_text() for t in fig.axes[1].get_legend().get_texts()][-1]
 
 
 def test_sample_image_and_three_kinds():
@@ -118,7 +155,7 @@ def test_cache_sizes_are_positive_byte_counts():
 
 
 def test_plot_costs_marks_where_the_caches_fill():
-    ladder = [("python", 2e-8), ("op, requires_grad", 1.5e-6)]
+    ladder = [("python", 2e-8), ("mul, requires_grad", 1.5e-6)]
     rows = [{"numel": n, "no_grad": 1e-6 + n * 1e-9} for n in (1, 1_000, 1_000_000)]
     fig = eager.plot_costs(ladder, rows, caches={"L2": 512 * 1024, "L9": 10**12})   # L9 is off the chart
     ax = fig.axes[1]
