@@ -151,3 +151,46 @@ def cuda_peak_bytes(fn, device: torch.device | str = "cuda") -> int:
     fn()
     torch.cuda.synchronize(device)
     return int(torch.cuda.max_memory_allocated(device) - base)
+
+
+def training_state_bytes(model: torch.nn.Module, optimizer: torch.optim.Optimizer | None = None) -> dict[str, int]:
+    """Bytes of what a training run keeps between steps: ``parameters``, ``gradients`` (those that exist now) and
+    ``optimizer state`` (every tensor in ``optimizer.state``: AdamW's two moments and its step counters).
+
+    Each storage counts once (tied weights, a gradient that shares its storage).
+    """
+    def total(tensors) -> int:
+        seen: dict[int, int] = {}
+        for t in tensors:
+            try:
+                seen[int(t.untyped_storage().data_ptr())] = tensor_bytes(t)
+            except (RuntimeError, NotImplementedError):
+                seen[id(t)] = tensor_bytes(t)
+        return sum(seen.values())
+
+    params = list(model.parameters())
+    state = [] if optimizer is None else [v for s in optimizer.state.values() for v in s.values()
+                                           if isinstance(v, torch.Tensor)]
+    return {"parameters": total(params), "gradients": total(p.grad for p in params if p.grad is not None),
+            "optimizer state": total(state)}
+
+
+def cpu_allocator_bytes(fn) -> tuple[int, int, object]:
+    """Run ``fn()`` under ``torch.profiler`` with ``profile_memory=True``; return ``(held, peak, result)`` in bytes.
+
+    Read from the profiler's allocation events (one per allocation and free, with its size) on the CPU:
+    ``held`` is what is still allocated when ``fn`` returns, over what was allocated when it began (what
+    ``result`` keeps alive: after a forward pass, the activations its graph saved); ``peak`` is the highest
+    running total during ``fn``, over the same start. This is the CPU allocator's own view, not an estimate;
+    on a GPU, :func:`cuda_peak_bytes` is the device's.
+    """
+    from course.profiling import profile_steps
+
+    box: list = []
+    trace = profile_steps(lambda: box.append(fn()), steps=1, warmup=0, memory=True, cuda=False)
+    running, peak = 0, 0
+    for _, nbytes, _ in trace.memory:
+        running += nbytes
+        peak = max(peak, running)
+    return running, peak, box[0]
+

@@ -83,3 +83,37 @@ def test_breakdown_counts_shared_storage_once_and_separates_resident_tensors():
     assert plain["resident"] == 0 and plain["activations"] == plain["distinct"] == parts["distinct"]
     loss.backward()
     assert probe.breakdown()["distinct"] == 0
+
+
+def test_training_state_bytes_adamw_is_16_bytes_a_parameter():
+    from course.memory import training_state_bytes
+
+    model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 8))
+    opt = torch.optim.AdamW(model.parameters())
+    n = sum(p.numel() for p in model.parameters())
+    before = training_state_bytes(model, opt)
+    assert before == {"parameters": 4 * n, "gradients": 0, "optimizer state": 0}
+    model(torch.randn(5, 32)).sum().backward()
+    opt.step()
+    after = training_state_bytes(model, opt)
+    steps = 4 * len(list(model.parameters()))  # one float32 step counter per parameter tensor
+    assert after == {"parameters": 4 * n, "gradients": 4 * n, "optimizer state": 8 * n + steps}
+    tied = torch.nn.Linear(4, 4)
+    shared = torch.nn.Module()
+    shared.a, shared.b = tied, tied
+    assert training_state_bytes(shared)["parameters"] == 4 * (16 + 4)
+
+
+def test_cpu_allocator_bytes_sees_what_the_graph_keeps():
+    from course.memory import cpu_allocator_bytes
+
+    lin = torch.nn.Linear(256, 256)
+    x = torch.randn(64, 256)
+    act = 64 * 256 * 4
+    held, peak, out = cpu_allocator_bytes(lambda: torch.relu(lin(x)).sum())
+    assert act <= held < 2 * act  # relu's output, saved for its backward; the linear's output is freed
+    assert peak >= 2 * act  # both existed at once
+    assert out.requires_grad
+    with torch.no_grad():
+        held0, peak0, _ = cpu_allocator_bytes(lambda: torch.relu(lin(x)).sum())
+    assert held0 < act // 16 and peak0 >= 2 * act
