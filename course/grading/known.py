@@ -452,24 +452,18 @@ def execute(path: Path, grading: bool = False, timeout: int = 300,
     env = nbgrader_io.env({"NBGRADER_EXECUTION": "autograde"} if grading else {})
     if not grading:
         env.pop("NBGRADER_EXECUTION", None)
-    old = dict(os.environ)
-    # Replace, not update: a variable env() removes (MPLBACKEND=Agg, set by a test module in this process)
-    # must not reach the kernel, or every plt.show() draws nothing.
-    os.environ.clear()
-    os.environ.update(env)
+    # The kernel's whole environment is `env` (jupyter_client's start_kernel(env=...)), not this process's: a
+    # variable env() removes (MPLBACKEND=Agg, set by a test module in this process) must not reach the kernel, or
+    # every plt.show() draws nothing.
+    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=allow_errors,
+                            resources={"metadata": {"path": str(path.parent)}})
+    t0 = time.perf_counter()
     try:
-        client = NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=allow_errors,
-                                resources={"metadata": {"path": str(path.parent)}})
-        t0 = time.perf_counter()
-        try:
-            client.execute()
-        except Exception as exc:
-            exc.partial_notebook = nb
-            raise
-        elapsed = time.perf_counter() - t0
-    finally:
-        os.environ.clear()
-        os.environ.update(old)
+        client.execute(env=env)
+    except Exception as exc:
+        exc.partial_notebook = nb
+        raise
+    elapsed = time.perf_counter() - t0
     missing = [i for i, c in enumerate(nb.cells) if c.cell_type == "code" and c.source.strip()
                and c.get("execution_count") is None]
     if missing:
