@@ -195,10 +195,10 @@ below 0.2 (in red) the item barely separates strong from weak submissions.</p>
 
 def write(root: Path, chapter: str, reports: dict[str, Report]) -> tuple[Path, Path]:
     """Write ``.judge/analysis/<chapter>.html`` and ``.csv`` for ``reports``; return both paths."""
-    from course.grading import references
+    from course.grading import paths
 
     release_nb = next((Path(root) / "release" / chapter).glob("*.ipynb"))
     a = analyse(chapter, nbformat.read(str(release_nb), as_version=4), reports)
-    out = references.judge_dir(Path(root)) / "analysis"
+    out = paths.judge_dir(Path(root)) / "analysis"
     out.mkdir(parents=True, exist_ok=True)
     return write_html(a, out / f"{chapter}.html"), write_csv(a, out / f"{chapter}.csv")

@@ -50,7 +50,7 @@ from pathlib import Path
 import nbformat
 from nbgrader.utils import is_grade, is_solution
 
-from course.grading import intake, nbgrader_io, references, repair
+from course.grading import intake, nbgrader_io, paths, references, repair
 from course.grading.config import Limits
 from course.grading.judge import load
 from course.grading.records import Report, WorkerResult, grade_id
@@ -113,11 +113,11 @@ def sanitize(nb, chapter: str, notebook: str, db_url: str):
 
 
 def run_dir(root: Path, chapter: str, student: str) -> Path:
-    return references.judge_dir(root) / "runs" / chapter / student
+    return paths.judge_dir(root) / "runs" / chapter / student
 
 
 def notes_path(root: Path, chapter: str, student: str) -> Path:
-    d = references.judge_dir(root) / "staged-notes" / chapter
+    d = paths.judge_dir(root) / "staged-notes" / chapter
     d.mkdir(parents=True, exist_ok=True)
     return d / f"{student}.json"
 
@@ -468,7 +468,7 @@ def _already_graded(root: Path, db_url: str, chapter: str, student: str, input_k
 def stage(root: Path, chapter: str, student: str, limits: Limits) -> tuple[Path, dict]:
     """Stage one submission through the intake and the repair; return the staged folder and its notes."""
     release_nb = next((root / "release" / chapter).glob("*.ipynb"))
-    staged = references.judge_dir(root) / "staged" / student / chapter
+    staged = paths.judge_dir(root) / "staged" / student / chapter
     rep, report = repair.stage(root / "submitted" / student / chapter, staged, chapter, release_nb, student, limits)
     collected = intake.read_intake_log(root, chapter, student)
     if collected is not None:
@@ -582,7 +582,7 @@ def grade_class(root: Path, chapters: list[str], jobs: int | None = None, force:
         for student in students_of(root, chapter):
             if only and student not in only:
                 continue
-            r = Report.load(references.judge_dir(root) / "reports" / chapter / f"{student}.json")
+            r = Report.load(paths.judge_dir(root) / "reports" / chapter / f"{student}.json")
             why = next((w for ch, s, w in out.failures if ch == chapter and s == student), "")
             if r is None or (chapter, student) in out.graded and why:
                 r = Report.not_graded(chapter, student, why or "no report was written", max_score)
@@ -594,7 +594,7 @@ def grade_class(root: Path, chapters: list[str], jobs: int | None = None, force:
     from course.grading import analysis
 
     for chapter in chapters:  # the whole class, also when only some students were graded now
-        everyone = {p.stem: r for p in sorted((references.judge_dir(root) / "reports" / chapter).glob("*.json"))
+        everyone = {p.stem: r for p in sorted((paths.judge_dir(root) / "reports" / chapter).glob("*.json"))
                     if (r := Report.load(p)) is not None}
         everyone.update(out.reports.get(chapter, {}))
         if everyone:
@@ -625,16 +625,16 @@ def _check_gradebook(db_url: str, chapters: list[str]) -> None:
 def _record(root: Path, chapter: str, students: list[str], ref_file: Path, db_url: str, key: int,
             out: ClassResult) -> None:
     """Phase 3: one ``nbgrader autograde`` over the staged folder, reading the saved runs (the gradebook's writer)."""
-    staged_root = references.judge_dir(root) / "staged"
+    staged_root = paths.judge_dir(root) / "staged"
     failed = {s for ch, s, _ in out.failures if ch == chapter}
     todo = [s for s in students if s not in failed]
     for s in todo:  # a report from an earlier run must not stand for this one
-        (references.judge_dir(root) / "reports" / chapter / f"{s}.json").unlink(missing_ok=True)
+        (paths.judge_dir(root) / "reports" / chapter / f"{s}.json").unlink(missing_ok=True)
     if not todo:
         return
     everyone = sorted({p.parent.name for p in staged_root.glob(f"*/{chapter}")})
     args = ["autograde", chapter, "--force", f"--CourseDirectory.submitted_directory={staged_root}",
-            f"--JudgeExecute.precomputed={references.judge_dir(root) / 'runs'}",
+            f"--JudgeExecute.precomputed={paths.judge_dir(root) / 'runs'}",
             f"--JudgeExecute.references_file={ref_file}"]
     if key:
         args.append(f"--JudgeExecute.seed={key}")
@@ -645,7 +645,7 @@ def _record(root: Path, chapter: str, students: list[str], ref_file: Path, db_ur
     nbgrader_io.name_students(db_url, todo)
     for student in todo:
         graded = (root / "autograded" / student / chapter).is_dir() and \
-            (references.judge_dir(root) / "reports" / chapter / f"{student}.json").is_file()
+            (paths.judge_dir(root) / "reports" / chapter / f"{student}.json").is_file()
         if not graded:
             why = _nbgrader_error(proc, student)
             out.failures.append((chapter, student, f"nbgrader refused it: {why}"))

@@ -25,6 +25,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from course.grading.paths import DASK_CERTS
 from course.grading.text import one_line
 
 
@@ -132,11 +133,11 @@ def parser() -> argparse.ArgumentParser:
     pub.add_argument("--force", action="store_true", help="replace DEST if it exists")
     pub.set_defaults(func=_publish)
     dc = sub.add_parser("dask-certs", help="a private CA and the Dask cluster's certificates, keys 0600 in a 0700 folder")
-    dc.add_argument("dir", type=Path, nargs="?", default=Path(".judge/dask"))
+    dc.add_argument("dir", type=Path, nargs="?", default=DASK_CERTS)
     dc.add_argument("--host", action="append", help="a host name or IP for the certificates (repeatable)")
     dc.set_defaults(func=_dask_certs)
     dk = sub.add_parser("dask-cluster", help="a TLS Dask scheduler and workers with the certificates of dask-certs")
-    dk.add_argument("--certs", type=Path, default=Path(".judge/dask"))
+    dk.add_argument("--certs", type=Path, default=DASK_CERTS)
     dk.add_argument("--workers", type=int, default=2, help="single-threaded worker processes (default 2)")
     dk.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1)")
     dk.add_argument("--port", type=int, default=8786)

@@ -43,7 +43,9 @@ import stat
 import sys
 from pathlib import Path
 
-DEFAULT_DIR = Path(".judge") / "dask"
+from course.grading.paths import DASK_CERTS
+
+DEFAULT_DIR = DASK_CERTS
 CA, NODE, INSTRUCTOR = "ca", "node", "instructor"
 RESULT_BYTES = 64 * 1024  # a task's JSON summary; far more than an honest one needs
 

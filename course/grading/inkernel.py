@@ -39,12 +39,12 @@ def locate(chapter: str | None = None, start: Path | None = None) -> tuple[Path,
 
 
 def _references(chapter: str, root: Path, seed: int, judge) -> dict:
-    from course.grading import nbgrader_io, references
+    from course.grading import nbgrader_io, paths, references
 
     key = references.cache_key(chapter, root, seed, judge)
     if (chapter, key) in _REFS:
         return _REFS[(chapter, key)]
-    cache = references.judge_dir(root) / "stock-cache"
+    cache = paths.judge_dir(root) / "stock-cache"
     cache.mkdir(exist_ok=True)
     path = cache / f"{chapter}-{key}.pt"
     if not path.is_file():
@@ -87,7 +87,7 @@ def hidden_test(test: str, chapter: str | None = None) -> None:
 
 def write_references(chapter: str, seed: int, out: Path, root: Path) -> int:
     """``python -m course.grading references CHAPTER --seed S --out FILE``: compute and save the references."""
-    from course.grading import references
+    from course.grading import paths, references
 
     records = references.compute(chapter, root, [seed])
     tmp = out.with_suffix(".part")

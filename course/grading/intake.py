@@ -57,6 +57,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from course.grading.config import Limits
+from course.grading.paths import intake_log, intake_log_path
 from course.grading.text import one_line
 
 _STUDENT_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.@+-]{0,63}")
@@ -347,17 +348,8 @@ def students(submitted: Path, chapter: str) -> tuple[list[str], dict[str, str]]:
 
 # --- the exchange -----------------------------------------------------------------------------------
 
-def intake_log(root: Path, chapter: str, student: str) -> Path:
-    """Where the collect-time intake report of a submission is kept (instructor only)."""
-    judge = Path(root) / ".judge"
-    judge.mkdir(exist_ok=True, mode=0o700)  # first: mkdir(parents=True) would give .judge/ the default 0755
-    d = judge / "intake" / chapter
-    d.mkdir(parents=True, exist_ok=True, mode=0o700)
-    return d / f"{student}.json"
-
-
 def read_intake_log(root: Path, chapter: str, student: str) -> IntakeReport | None:
-    path = Path(root) / ".judge" / "intake" / chapter / f"{student}.json"
+    path = intake_log_path(root, chapter, student)
     try:
         return IntakeReport.from_json(json.loads(path.read_text()))
     except (OSError, ValueError):

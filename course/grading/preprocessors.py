@@ -48,7 +48,7 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from nbgrader.utils import is_grade
 from traitlets import Bool, Integer, Unicode
 
-from course.grading import references
+from course.grading import paths, references
 from course.grading.config import Limits, limits as course_limits
 from course.grading.judge import JudgeError, Verdict, check_coverage, decide, load
 from course.grading.records import (TAMPER_FLAG, CellReport, Report, WorkerResult, clean_lines, exercise_of, grade_id,
@@ -181,7 +181,7 @@ def report_for(chapter: str, student: str, nb, result: WorkerResult, verdicts: d
 
 
 def report_path(root: Path, chapter: str, student: str) -> Path:
-    d = references.judge_dir(root) / "reports" / chapter
+    d = paths.judge_dir(root) / "reports" / chapter
     d.mkdir(parents=True, exist_ok=True)
     return d / f"{student}.json"
 

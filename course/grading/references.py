@@ -25,6 +25,7 @@ from pathlib import Path
 import nbformat
 
 from course.grading import wire
+from course.grading.paths import judge_dir
 from course.grading.judge import Judge, JudgeError, load
 from course.grading.sandbox import Limits
 from course.grading.worker import run_submission
@@ -32,15 +33,6 @@ from nbgrader.utils import is_solution
 
 _MARKER_LINE = ("### BEGIN SOLUTION", "### END SOLUTION")
 _CACHE: dict[tuple, dict] = {}
-
-
-def judge_dir(root: Path) -> Path:
-    """The instructor-only folder of the judge (seed, caches, reports): ``<course>/.judge``."""
-    d = Path(root) / ".judge"
-    d.mkdir(mode=0o700, exist_ok=True)
-    if d.stat().st_mode & 0o077 and not d.is_symlink():  # made by an older version, or by hand
-        d.chmod(0o700)
-    return d
 
 
 def seed_for(root: Path, assignment: str, student: str, key: int | None = None) -> int:
