@@ -1,4 +1,5 @@
-"""Chapter 1 helpers: timing eager ops (where the per-op cost goes), generated images, and small plots.
+"""Chapter 1 helpers: timing eager ops (where the per-op cost goes) and small plots; generated images for
+Chapter 4's preprocessing section (:func:`sample_image`, :func:`as_three_kinds`, :func:`show_images`).
 
 Comparisons (:func:`op_costs`, :func:`size_sweep`, :func:`fresh_vs_preallocated`)
 time their variants in interleaved rounds with :mod:`course.timing` and report
