@@ -57,6 +57,12 @@ def _record_key_lines(record):
 #   "fullgraph": whether fullgraph=True compiles (may disagree with breaks) .. test_break_report_fullgraph
 #   "reasons": the text of each log record, in order (the whole record: header,
 #   reason, explanation and hints, not one line of it) ....................... test_break_report_reasons
+#   "sites": one key per site, "FILE:LINE" as the record's first line ends
+#   (a helper's line, or a library's, not fn's), in the order first named;
+#   a site logged by several records (a helper called twice, a duplicate
+#   record) once; its value: the text after "Explanation:" of every
+#   explanation line logged there (a loop's break gives two), stripped,
+#   each text once, in order; no break: {} ................................... test_break_report_sites
 #   the same report twice in a row / after fn was compiled elsewhere ........ test_break_report_repeat
 #   the logging settings are left as they were (an artifact on before stays on,
 #   graph_breaks off again, a log level set before (dynamo=ERROR) kept) ....... test_break_report_repeat
@@ -127,6 +133,22 @@ def _br_functions():
             return x + 1
         return x - 1
 
+    def noisy_helper(t):                   # the visible sites example: its print is the one site
+        print(end="")
+        return t * 3
+
+    def helper_twice(t):
+        return noisy_helper(noisy_helper(t + 1) - 1)
+
+    def _loop_helper_step(t):
+        print("  (probe: loop helper)")
+        return t + 1
+
+    def loop_helper(x):                    # the same site inside a loop: one record explains twice
+        for _ in range(2):
+            x = _loop_helper_step(x)
+        return torch.cos(x)
+
     def by_len(x):                         # breaks only for inputs longer than 4: the report depends on args
         y = torch.sin(x)
         if x.shape[0] > 4:
@@ -136,7 +158,8 @@ def _br_functions():
     return {"leading_print": leading_print, "two_ops_and_a_print": two_ops_and_a_print,
             "lead_sub": lead_sub, "no_ops": no_ops, "only_print": only_print, "loop_print": loop_print,
             "nested": nested, "two_leading": two_leading, "clean": clean, "lead_if": lead_if,
-            "lead_item": lead_item, "vectorized": vectorized, "item_if": item_if, "by_len": by_len}
+            "lead_item": lead_item, "vectorized": vectorized, "item_if": item_if, "by_len": by_len,
+            "noisy_helper": noisy_helper, "helper_twice": helper_twice, "loop_helper": loop_helper}
 
 
 @judge.shared
@@ -147,6 +170,15 @@ def _br_call(fn, x):
         r = break_report(fn, x)
     except Exception as err:  # noqa: BLE001 - the student's code may raise anything
         return {"error": _error_text(err)}
+    return _no_sites(r)
+
+
+@judge.shared
+def _no_sites(r):
+    """r without the value of "sites" (its key stays): only test_break_report_sites judges it, and a sites list
+    of another length would make every other probe's data differ in form from the reference's."""
+    if isinstance(r, dict) and "sites" in r:
+        return {**r, "sites": None}
     return r
 
 
@@ -168,7 +200,7 @@ def _check_report_form(r, where):
     C.check_type(r, dict, name=f"break_report({where})", hint="return a plain dict")
     if "error" in r and len(r) == 1:
         C.check_true(False, f"break_report({where}) raised {r['error']}")
-    C.check_equal(sorted(str(k) for k in r), ["breaks", "fullgraph", "graphs", "reasons"],
+    C.check_equal(sorted(str(k) for k in r), ["breaks", "fullgraph", "graphs", "reasons", "sites"],
                   name=f"keys of break_report({where})")
 
 
@@ -272,6 +304,119 @@ def _(got, ref):
                               "not one line of it")
 
 
+@judge.shared
+def _portable_key(key, here):
+    """A site key with its folder named ("<probe>", "<course>", "<stdlib>") instead of spelled."""
+    import os
+    import subprocess
+
+    import course.dynamo
+
+    folders = {os.path.dirname(here): "<probe>", os.path.dirname(course.dynamo.__file__): "<course>",
+               os.path.dirname(subprocess.__file__): "<stdlib>"}
+    for folder, name in folders.items():
+        if folder and key.startswith(folder + os.sep):
+            return name + key[len(folder):]
+    return key
+
+
+@judge.shared
+def _sites_wire(fn, x, here):
+    """break_report(fn, x) from a fresh cache, as {"keys": its keys, "sites": JSON text of [[site, explanations],
+    ...]} (or the error text). The folders of a site are named, not spelled: the reference worker and the
+    student's sandbox may keep the probe, course/ and the standard library in different places; a key that is
+    not FILE:LINE in one of them stays as it is (and fails the comparison, as it should)."""
+    import json
+
+    torch._dynamo.reset()
+    try:
+        r = break_report(fn, x)
+    except Exception as err:  # noqa: BLE001 - the student's code may raise anything
+        return {"error": _error_text(err)}
+    if not isinstance(r, dict):
+        return {"keys": [], "sites": json.dumps(f"a {type(r).__name__}, not a dict")}
+    sites = r.get("sites")
+    if not isinstance(sites, dict):
+        return {"keys": sorted(str(k) for k in r), "sites": json.dumps(f"a {type(sites).__name__}, not a dict")}
+    items = []
+    for key, value in sites.items():
+        key = _portable_key(str(key), here)
+        value = [str(v)[:2000] for v in value] if isinstance(value, list) else f"a {type(value).__name__}, not a list"
+        items.append([key[:2000], value])
+    return {"keys": sorted(str(k) for k in r), "sites": json.dumps(items[:100])}
+
+
+@judge.probe("test_break_report_sites")
+def probe_br_sites(seed):
+    g = torch.Generator().manual_seed(seed + 4)
+    fns = _br_functions()
+    code = fns["noisy_helper"].__code__
+    import json
+
+    site = _portable_key(f"{code.co_filename}:{code.co_firstlineno + 1}", code.co_filename)
+    out = {"visible": {"report": _sites_wire(fns["helper_twice"], torch.randn(3), code.co_filename),
+                       "site": json.dumps(site),
+                       "clean": _sites_wire(lambda t: torch.relu(t) * 2, torch.randn(3), code.co_filename)}}
+    names = ["nested", "loop_helper", "vectorized", "two_leading", "lead_sub", "clean"]
+    xs = {name: torch.randn(int(torch.randint(3, 8, (), generator=g)), generator=g) for name in names}
+    out["cases"] = {name: _sites_wire(fns[name], xs[name], code.co_filename) for name in names}
+    return out
+
+
+def _decode_sites(r, where):
+    """The [[site, explanations], ...] a probe sent for ``where``, after checking the report's keys."""
+    import json
+
+    C.check_type(r, dict, name=f"break_report({where})", hint="return a plain dict")
+    if "error" in r and len(r) == 1:
+        C.check_true(False, f"break_report({where}) raised {r['error']}")
+    C.check_equal(r.get("keys"), ["breaks", "fullgraph", "graphs", "reasons", "sites"],
+                  name=f"keys of break_report({where})")
+    try:
+        items = json.loads(r["sites"])
+    except (TypeError, ValueError):
+        items = "unreadable"
+    C.check_true(isinstance(items, list), f'report["sites"] for {where} should be a dict of lists, got {items}')
+    return items
+
+
+@probe_br_sites.verdict
+def _(got, ref):
+    import json
+
+    with visible():
+        items = _decode_sites(got["visible"]["report"], "_helper_twice")
+        site = json.loads(ref["visible"]["site"])
+        C.check_equal([k for k, _ in items], [site], name="the sites of _helper_twice (one print, reached twice)",
+                      hint="a site is the FILE:LINE at the end of a record's first line; list each site once")
+        explained = items[0][1]
+        C.check_true(isinstance(explained, list), f"the value of a site should be a list, got {explained}")
+        C.check_equal(len(explained), 1, name="number of explanations at that site",
+                      hint="the same explanation, logged by several records, is listed once")
+        C.check_true(explained[0].startswith("Dynamo does not know how to trace builtin operator `print`"),
+                     f'the explanation at that site should be the text after "Explanation:", got {explained[0][:120]!r}')
+        C.check_equal(_decode_sites(got["visible"]["clean"], "a clean function"), [],
+                      name='report["sites"] with no break')
+    hints = {"nested": "two records name one site (the second says 'user stack suppressed due to duplicate graph "
+                       "break'): one key, its explanation once",
+             "loop_helper": "a break inside a loop: one record gives two explanations (the call, then the loop); "
+                            "keep every explanation line of a record",
+             "vectorized": "the site is inside a library function (course.dynamo), as the first line says; its "
+                           "records give two different explanations, each listed once, in order",
+             "two_leading": "two prints on two lines: two sites, in the order the log names them",
+             "lead_sub": "tracing stopped inside the library (subprocess): the site is the FILE:LINE the record "
+                         "names, not the line of fn",
+             "clean": "no break: an empty dict"}
+    for name, want in ref["cases"].items():
+        items = _decode_sites(got["cases"].get(name), f"a hidden function ({name})")
+        expected = json.loads(want["sites"])
+        C.check_equal([k for k, _ in items], [k for k, _ in expected],
+                      name=f"the sites (keys, in order) for a hidden function ({name})", hint=hints[name])
+        for (site, explained), (_, wanted) in zip(items, expected):
+            C.check_equal(explained, wanted, name=f"the explanations at one site of a hidden function ({name})",
+                          hint=hints[name])
+
+
 @judge.probe("test_break_report_repeat")
 def probe_br_repeat(seed):
     import torch._logging._internal as _log_internal
@@ -280,8 +425,8 @@ def probe_br_repeat(seed):
     fns = _br_functions()
     torch._dynamo.reset()
     try:
-        first = break_report(fns["two_ops_and_a_print"], torch.randn(3))
-        second = break_report(fns["two_ops_and_a_print"], torch.randn(3))
+        first = _no_sites(break_report(fns["two_ops_and_a_print"], torch.randn(3)))
+        second = _no_sites(break_report(fns["two_ops_and_a_print"], torch.randn(3)))
         visible_pair = [first, second]
     except Exception as err:  # noqa: BLE001
         visible_pair = [{"error": _error_text(err)}, {"error": _error_text(err)}]
@@ -291,7 +436,7 @@ def probe_br_repeat(seed):
         torch._dynamo.reset()
         try:
             torch.compile(fns[name], backend="eager")(x)          # compiled before, as in a real notebook
-            cases[name] = [break_report(fns[name], x), break_report(fns[name], x)]
+            cases[name] = [_no_sites(break_report(fns[name], x)), _no_sites(break_report(fns[name], x))]
         except Exception as err:  # noqa: BLE001
             cases[name] = [{"error": _error_text(err)}] * 2
     torch._dynamo.reset()

@@ -1,8 +1,8 @@
-"""Correct: own closure backend collecting graphs, log capture, separate fullgraph compile, reset around each. (written blind, from the release alone)."""
+"""Correct: own closure backend collecting graphs, log capture, separate fullgraph compile, reset around each. (written blind, from the release alone; its sites part added when the exercise gained that clause)."""
 CELL = 'break_report'
 SOURCE = '''
 def break_report(fn, *args) -> dict:
-    """Return {"graphs", "breaks", "reasons", "fullgraph"} for one compiled call fn(*args), from a fresh cache."""
+    """Return {"graphs", "breaks", "reasons", "sites", "fullgraph"} for one compiled call fn(*args), from a fresh cache."""
     seen = []
 
     def backend(gm, example_inputs):
@@ -22,5 +22,15 @@ def break_report(fn, *args) -> dict:
             ok = False
     finally:
         torch._dynamo.reset()
-    return {"graphs": len(seen), "breaks": len(reasons), "reasons": reasons, "fullgraph": ok}
+    sites = {}
+    for reason in reasons:
+        lines = reason.splitlines()
+        file_line = lines[0][lines[0].rindex(" at ") + 4:]
+        for line in lines:
+            if "Explanation:" in line:
+                why = line.split("Explanation:", 1)[1].strip()
+                if why not in sites.setdefault(file_line, []):
+                    sites[file_line].append(why)
+        sites.setdefault(file_line, [])
+    return {"graphs": len(seen), "breaks": len(reasons), "reasons": reasons, "sites": sites, "fullgraph": ok}
 '''

@@ -4,7 +4,7 @@ SOURCE = '''
 import logging as _logging
 
 def break_report(fn, *args) -> dict:
-    """Return {"graphs", "breaks", "reasons", "fullgraph"} for one compiled call fn(*args), from a fresh cache."""
+    """Return {"graphs", "breaks", "reasons", "sites", "fullgraph"} for one compiled call fn(*args), from a fresh cache."""
     records, graphs = [], []
 
     class _Keep(_logging.Handler):
@@ -33,5 +33,11 @@ def break_report(fn, *args) -> dict:
         fullgraph = False
     finally:
         torch._dynamo.reset()
-    return dict(graphs=len(graphs), breaks=len(records), reasons=records, fullgraph=fullgraph)
+    sites = {}
+    for record in records:                          # the site ends the first line; explanations, deduplicated
+        site = record.partition("\\n")[0].split(" in user code at ")[-1]
+        texts = [line.split("Explanation:", 1)[1].strip() for line in record.splitlines()
+                 if line.lstrip().startswith("Explanation:")]
+        sites[site] = list(dict.fromkeys(sites.get(site, []) + texts))
+    return dict(graphs=len(graphs), breaks=len(records), reasons=records, sites=sites, fullgraph=fullgraph)
 '''

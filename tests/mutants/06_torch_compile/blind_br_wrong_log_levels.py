@@ -4,8 +4,23 @@ KIND = 'contract'
 NOTE = "torch._logging.set_logs replaces the whole logging configuration: every artifact and log level it is not given goes back to its default, so calling it to clean up wipes the caller's settings."
 FAILS = ['test_break_report_repeat']
 SOURCE = '''
+import re as _re
+
+
+def _sites_of(records):
+    """Each record's site (the FILE:LINE its first line ends with) once, with its distinct explanations."""
+    sites = {}
+    for record in records:
+        first = record.split("\\n", 1)[0]
+        found = _re.search(r" at (.+:\\d+)$", first)
+        said = sites.setdefault(found.group(1) if found else first, [])
+        for text in _re.findall(r"^\\s*Explanation:(.*)$", record, flags=_re.M):
+            if text.strip() not in said:
+                said.append(text.strip())
+    return sites
+
 def break_report(fn, *args) -> dict:
-    """Return {"graphs", "breaks", "reasons", "fullgraph"} for one compiled call fn(*args), from a fresh cache."""
+    """Return {"graphs", "breaks", "reasons", "sites", "fullgraph"} for one compiled call fn(*args), from a fresh cache."""
     _, was_on = cd.log_settings()
     torch._dynamo.reset()
     counter = CompileCounter()
@@ -20,5 +35,5 @@ def break_report(fn, *args) -> dict:
         full = False
     torch._dynamo.reset()
     torch._logging.set_logs(**{name: True for name in was_on})   # put back the artifacts that were on
-    return {"graphs": counter.count, "breaks": len(reasons), "reasons": reasons, "fullgraph": full}
+    return {"graphs": counter.count, "breaks": len(reasons), "reasons": reasons, "sites": _sites_of(reasons), "fullgraph": full}
 '''

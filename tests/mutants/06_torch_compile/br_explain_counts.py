@@ -4,8 +4,23 @@ NOTE = "explain counts graphs, so a break before the first op leaves nothing for
 CELL = "break_report"
 FAILS = ["test_break_report_counts"]
 SOURCE = '''
+import re as _re
+
+
+def _sites_of(records):
+    """Each record's site (the FILE:LINE its first line ends with) once, with its distinct explanations."""
+    sites = {}
+    for record in records:
+        first = record.split("\\n", 1)[0]
+        found = _re.search(r" at (.+:\\d+)$", first)
+        said = sites.setdefault(found.group(1) if found else first, [])
+        for text in _re.findall(r"^\\s*Explanation:(.*)$", record, flags=_re.M):
+            if text.strip() not in said:
+                said.append(text.strip())
+    return sites
+
 def break_report(fn, *args) -> dict:
-    """Return {"graphs", "breaks", "reasons", "fullgraph"} for one compiled call fn(*args), from a fresh cache."""
+    """Return {"graphs", "breaks", "reasons", "sites", "fullgraph"} for one compiled call fn(*args), from a fresh cache."""
     out = torch._dynamo.explain(fn)(*args)
     torch._dynamo.reset()
     with capture_logs("graph_breaks") as logs:
@@ -17,5 +32,5 @@ def break_report(fn, *args) -> dict:
     except Exception:
         ok = False
     torch._dynamo.reset()
-    return {"graphs": out.graph_count, "breaks": out.graph_break_count, "reasons": logs["graph_breaks"], "fullgraph": ok}
+    return {"graphs": out.graph_count, "breaks": out.graph_break_count, "reasons": logs["graph_breaks"], "sites": _sites_of(logs["graph_breaks"]), "fullgraph": ok}
 '''

@@ -4,10 +4,25 @@ NOTE = "Logging turned on inside the function is never put back: after the call 
 CELL = "break_report"
 FAILS = ["test_break_report_repeat"]
 SOURCE = '''
+import re as _re
+
+
+def _sites_of(records):
+    """Each record's site (the FILE:LINE its first line ends with) once, with its distinct explanations."""
+    sites = {}
+    for record in records:
+        first = record.split("\\n", 1)[0]
+        found = _re.search(r" at (.+:\\d+)$", first)
+        said = sites.setdefault(found.group(1) if found else first, [])
+        for text in _re.findall(r"^\\s*Explanation:(.*)$", record, flags=_re.M):
+            if text.strip() not in said:
+                said.append(text.strip())
+    return sites
+
 import logging as _logging
 
 def break_report(fn, *args) -> dict:
-    """Return {"graphs", "breaks", "reasons", "fullgraph"} for one compiled call fn(*args), from a fresh cache."""
+    """Return {"graphs", "breaks", "reasons", "sites", "fullgraph"} for one compiled call fn(*args), from a fresh cache."""
     records = []
 
     class _Keep(_logging.Handler):
@@ -29,5 +44,5 @@ def break_report(fn, *args) -> dict:
     except Exception:
         ok = False
     torch._dynamo.reset()
-    return {"graphs": counter.count, "breaks": len(records), "reasons": records, "fullgraph": ok}
+    return {"graphs": counter.count, "breaks": len(records), "reasons": records, "sites": _sites_of(records), "fullgraph": ok}
 '''
