@@ -67,7 +67,7 @@ def _nullcontext():
     return nullcontext()
 
 
-# --- Exercise 3.1 · WeightedMean (an Optional attribute) ----------------------------------------------
+# --- Exercise 3.3 · WeightedMean (an Optional attribute) ----------------------------------------------
 # clause -> test
 #   weighted mean over the LAST dimension: sum(x*w*m) / sum(w*m) ............. test_weighted_mean_eager
 #   no weights -> all ones; no mask -> all True ............................... test_weighted_mean_eager
@@ -203,7 +203,7 @@ def _(got, ref):
                      hint="torch.jit.trace records one path; use torch.jit.script")
         C.check_true("Tensor? mask=None" in got["schema"],
                      f"the scripted schema is {got['schema']!r}; expected `Tensor? mask=None`",
-                     hint="annotate mask as Optional[Tensor] = None (section 2)")
+                     hint="annotate mask as Optional[Tensor] = None (section 3)")
         for label, g, r in zip(("scripted(x)", "scripted(x, mask)"), got["visible"], ref["visible"]):
             C.check_close(_out(g, label), _out(r, "reference"), name=label, rtol=1e-6, atol=1e-6)
     names = ["script_weighted_mean()(x)", "script_weighted_mean()(x, mask)", "script_weighted_mean(w)(x, mask)"]
@@ -309,7 +309,7 @@ def _(got, ref):
                                   hint="after loading, clearing weights must give the plain (masked) mean")
 
 
-# --- Exercise 3.2 · export_classifier ----------------------------------------------------------------
+# --- Exercise 3.1 · export_classifier ----------------------------------------------------------------
 # clause -> test
 #   returns an ExportedProgram ............................................. every export test
 #   eval-mode outputs (dropout off, batch-norm running statistics) ......... test_export_classifier_eval_outputs
@@ -466,7 +466,7 @@ def _(got, ref):
     for b, rec, want in zip((1, 2, 5, 64), got["one_row"], ref["expect"]["one_row"]):
         C.check_close(_out(rec, f"export from a 1-row example, then a batch of {b}"), want,
                       name=f"program(batch of {b}), exported from a 1-row example", rtol=1e-5, atol=1e-5,
-                      hint="an example of size 1 in a dynamic dimension is specialised away (section 6.3): "
+                      hint="an example of size 1 in a dynamic dimension is specialised away (section 1.3): "
                            "export from at least 2 rows")
 
 
@@ -572,11 +572,11 @@ def _(got, ref):
     for i, (rec, want) in enumerate(zip(got["after"], ref["want"])):
         C.check_close(_out(rec, f"the program after training the model (input {i})"), want,
                       name=f"program(input {i}) after three optimizer steps on the model", rtol=1e-5, atol=1e-5,
-                      hint="the program holds the model's parameters and buffers by reference (section 6.2.1): "
+                      hint="the program holds the model's parameters and buffers by reference (section 1.2.1): "
                            "export a deep copy, so that training the caller's model cannot reach it")
 
 
-# --- Exercise 3.3 · export_for_serving -----------------------------------------------------------------
+# --- Exercise 3.2 · export_for_serving -----------------------------------------------------------------
 # clause -> test
 #   returns an ExportedProgram ............................................. every serving test
 #   called with the keywords input_ids= / attention_mask= .................. every serving test (probes call it so)
@@ -596,7 +596,7 @@ def _(got, ref):
 #   inside a train-mode model) ............................................. test_serving_snapshot
 # Budget: one export per probe for the hidden model, plus the visible example in test_serving_logits.
 #
-# --- Exercise 3.3 · package_for_serving (its own solution cell) -------------------------------------------------
+# --- Exercise 3.2 · package_for_serving (its own solution cell) -------------------------------------------------
 # clause -> test (one probe, one AOTInductor compile of a small hidden model: its own time limit)
 #   compiles `program` into the package file `path` (the file is there),
 #   replacing a file already there, and the file works on its own ........... test_serving_package (an old file
@@ -850,7 +850,7 @@ def _(got, ref):
     for label, rec, want in zip(("the example", "another batch"), got["after"], ref["want"]):
         C.check_close(_logits(rec, f"the program after training the model, on {label}"), want,
                       name=f"program(...) on {label} after three optimizer steps on the model", rtol=1e-5, atol=1e-5,
-                      hint="the program shares the model's weights (section 6.2.1): export a deep copy")
+                      hint="the program shares the model's weights (section 1.2.1): export a deep copy")
 
 
 # The reference run of a grading skips the compile (below): its record holds want, top, moved and call only, so
