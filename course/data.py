@@ -180,7 +180,7 @@ class BusyDataset(Dataset):
 
 
 class DecodeDataset(Dataset):
-    """Decode lazily: holds only ``(path, label)`` pairs; each item is ``(image tensor, label)``.
+    """Decode lazily: holds only the file paths and the labels; each item is ``(image tensor, label)``.
 
     ``decoder`` is ``"pil"`` (PIL + ``ToTensor``, float32 in [0, 1]) or
     ``"torchvision"`` (``decode_jpeg(read_file(...))``, uint8). ``transform``
@@ -191,19 +191,20 @@ class DecodeDataset(Dataset):
                  transform: Callable | None = None) -> None:
         if decoder not in ("pil", "torchvision"):
             raise ValueError(f"decoder must be 'pil' or 'torchvision', got {decoder!r}")
-        self.samples = list(samples)
+        self.paths = [path for path, _ in samples]
+        self.labels = [label for _, label in samples]
         self.decoder = decoder
         self.transform = transform
 
     def __len__(self) -> int:
-        return len(self.samples)
+        return len(self.paths)
 
     def __getitem__(self, i: int) -> tuple[torch.Tensor, int]:
-        path, label = self.samples[i]
-        img = read_pil(path) if self.decoder == "pil" else read_tv(path)
+        read = read_pil if self.decoder == "pil" else read_tv
+        img = read(self.paths[i])
         if self.transform is not None:
             img = self.transform(img)
-        return img, label
+        return img, self.labels[i]
 
 
 class DecodedListDataset(Dataset):

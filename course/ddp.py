@@ -987,9 +987,9 @@ def torchrun_main(argv: list[str] | None = None) -> None:
     seen = []
     for epoch in range(2):
         sampler.set_epoch(epoch)
-        for x, y in loader:
+        for inputs, labels in loader:
             opt.zero_grad()
-            F.cross_entropy(model(x), y).backward()
+            F.cross_entropy(model(inputs), labels).backward()
             opt.step()
         seen.append(len(sampler))
     ckpt = out_dir / "model.pt"

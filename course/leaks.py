@@ -215,9 +215,9 @@ def leaky_train_epoch(model: nn.Module, loader, optimizer: torch.optim.Optimizer
     """
     losses = []
     running = 0.0
-    for x, y in loader:
+    for inputs, targets in loader:
         optimizer.zero_grad()
-        loss = F.cross_entropy(model(x), y)
+        loss = F.cross_entropy(model(inputs), targets)
         loss.backward()
         optimizer.step()
         running = running + loss      # leak: e.g. for a progress bar; chains every step's graph
@@ -226,17 +226,40 @@ def leaky_train_epoch(model: nn.Module, loader, optimizer: torch.optim.Optimizer
 
 
 def leaky_evaluate(model: nn.Module, loader) -> torch.Tensor:
-    """Mean per-sample cross-entropy over ``loader``, leaky: no ``no_grad`` and a tensor accumulator.
+    """Mean per-sample cross-entropy over ``loader``, leaky: no ``no_grad``, and the batches' loss tensors kept.
 
-    Returns a 0-d tensor that holds the graph (and saved activations) of
-    every batch.
+    Returns a 0-d tensor built from every batch's summed loss: it holds the
+    graph (and the saved activations) of every batch.
     """
-    total = 0.0
-    n = 0
-    for x, y in loader:
-        total = total + F.cross_entropy(model(x), y, reduction="sum")
-        n += len(y)
-    return total / n
+    batch_sums, seen = [], 0
+    for inputs, targets in loader:
+        batch_sums.append(F.cross_entropy(model(inputs), targets, reduction="sum"))  # leak: keeps the batch's graph
+        seen += len(targets)
+    return torch.stack(batch_sums).sum() / seen
+
+
+def time_chunks(sequence: torch.Tensor, chunk_len: int) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """Split ``sequence`` (T + 1, batch, n_in) into truncated-BPTT chunks along time.
+
+    Returns a list of ``(inputs, targets)`` pairs, views of ``sequence``: the inputs are steps ``0 .. T-1``,
+    the targets the same steps shifted by one, both split into pieces of ``chunk_len`` steps (the last one
+    may be shorter).
+    """
+    return list(zip(sequence[:-1].split(chunk_len), sequence[1:].split(chunk_len)))
+
+
+def run_chunk(model: nn.Module, inputs: torch.Tensor, targets: torch.Tensor,
+              h: Any) -> tuple[torch.Tensor, Any]:
+    """Run ``model`` step by step over one chunk from state ``h``; return ``(loss, last state)``.
+
+    The loss is the MSE between the stacked outputs and ``targets`` (the mean over the chunk's steps of
+    each step's MSE, since every step has the same shape); its graph reaches back through ``h``.
+    """
+    outputs = []
+    for x in inputs:
+        out, h = model(x, h)
+        outputs.append(out)
+    return F.mse_loss(torch.stack(outputs), targets), h
 
 
 def leaky_tbptt_train(model: TinyRNN, sequence: torch.Tensor, chunk_len: int,
@@ -248,19 +271,14 @@ def leaky_tbptt_train(model: TinyRNN, sequence: torch.Tensor, chunk_len: int,
     error) when the second chunk's backward reaches into the first chunk.
     """
     h = model.init_hidden(sequence.shape[1], sequence.dtype)
-    losses = []
-    for start in range(0, sequence.shape[0] - 1, chunk_len):
-        stop = min(start + chunk_len, sequence.shape[0] - 1)
+    history = []
+    for inputs, targets in time_chunks(sequence, chunk_len):
         optimizer.zero_grad()
-        loss = 0.0
-        for t in range(start, stop):
-            y, h = model(sequence[t], h)
-            loss = loss + F.mse_loss(y, sequence[t + 1])
-        loss = loss / (stop - start)
-        loss.backward()
+        chunk_loss, h = run_chunk(model, inputs, targets, h)    # h still points into this chunk's graph
+        chunk_loss.backward()
         optimizer.step()
-        losses.append(loss.item())
-    return losses
+        history.append(chunk_loss.item())
+    return history
 
 
 def tbptt_growth(model: TinyRNN, sequence: torch.Tensor, chunk_len: int,
@@ -276,17 +294,11 @@ def tbptt_growth(model: TinyRNN, sequence: torch.Tensor, chunk_len: int,
     h = model.init_hidden(sequence.shape[1], sequence.dtype)
     rows = []
     model.zero_grad(set_to_none=True)
-    for start in range(0, sequence.shape[0] - 1, chunk_len):
-        stop = min(start + chunk_len, sequence.shape[0] - 1)
-        if detach:
-            h = h.detach()
-        loss = 0.0
-        for t in range(start, stop):
-            y, h = model(sequence[t], h)
-            loss = loss + F.mse_loss(y, sequence[t + 1])
-        nodes = graph_size(loss)
+    for inputs, targets in time_chunks(sequence, chunk_len):
+        chunk_loss, h = run_chunk(model, inputs, targets, h.detach() if detach else h)
+        nodes = graph_size(chunk_loss)
         t0 = time.perf_counter()
-        loss.backward(retain_graph=not detach)
+        chunk_loss.backward(retain_graph=not detach)
         rows.append({"nodes": float(nodes), "backward_ms": 1000 * (time.perf_counter() - t0)})
     model.zero_grad(set_to_none=True)
     return rows
@@ -300,22 +312,18 @@ def tbptt_stepper(model: TinyRNN, sequence: torch.Tensor, chunk_len: int, detach
     runs through all of it; with ``detach=True`` each chunk's graph starts fresh. After the last chunk it
     starts the sequence again. The function returns the chunk's loss as a float.
     """
-    steps = sequence.shape[0] - 1
-    state = {"h": model.init_hidden(sequence.shape[1], sequence.dtype), "start": 0}
+    chunks = time_chunks(sequence, chunk_len)
+    carry = {"h": model.init_hidden(sequence.shape[1], sequence.dtype), "next": 0}
 
     def step() -> float:
-        if state["start"] >= steps:
-            state["h"], state["start"] = model.init_hidden(sequence.shape[1], sequence.dtype), 0
-        start = state["start"]
-        stop = min(start + chunk_len, steps)
-        h = state["h"].detach() if detach else state["h"]
-        loss = 0.0
-        for t in range(start, stop):
-            y, h = model(sequence[t], h)
-            loss = loss + F.mse_loss(y, sequence[t + 1])
-        loss.backward(retain_graph=not detach)
-        state["h"], state["start"] = h, stop
-        return float(loss.detach())
+        if carry["next"] == len(chunks):
+            carry["h"], carry["next"] = model.init_hidden(sequence.shape[1], sequence.dtype), 0
+        inputs, targets = chunks[carry["next"]]
+        chunk_loss, carry["h"] = run_chunk(model, inputs, targets,
+                                           carry["h"].detach() if detach else carry["h"])
+        chunk_loss.backward(retain_graph=not detach)
+        carry["next"] += 1
+        return float(chunk_loss.detach())
 
     return step
 
@@ -341,12 +349,12 @@ def run_probed(fn, *args: Any, optimizer: torch.optim.Optimizer | None = None,
             def record(module: nn.Module, inputs: Any) -> None:
                 saved_bytes.append(saved.live_bytes)
 
-            handle = model.register_forward_pre_hook(record)
+            pre_hook = model.register_forward_pre_hook(record)
         try:
             result = fn(*args)
         finally:
             if model is not None:
-                handle.remove()
+                pre_hook.remove()
     return {"result": result, "nodes": list(graph.samples), "final_nodes": graph.final,
             "saved_peak": saved.peak, "saved_peak_bytes": saved.peak_bytes,
             "saved_packed": saved.packed, "saved_bytes_per_forward": saved_bytes}

@@ -179,3 +179,20 @@ def test_tbptt_stepper_one_chunk_per_call_and_growth_only_without_detach():
             grow()
             nodes.append(probe.sample())
     assert nodes == sorted(nodes) and nodes[-1] > nodes[0]
+
+
+def test_time_chunks_and_run_chunk_give_the_per_step_mean_mse():
+    torch.manual_seed(0)
+    rnn = L.TinyRNN(n_in=3, n_hidden=4)
+    seq = torch.randn(10 + 1, 2, 3)
+    chunks = L.time_chunks(seq, 4)
+    assert [len(x) for x, _ in chunks] == [4, 4, 2]
+    assert all(torch.equal(t, seq[1 + 4 * i:1 + 4 * i + len(t)]) for i, (_, t) in enumerate(chunks))
+    h = rnn.init_state(2)
+    loss, h_end = L.run_chunk(rnn, *chunks[0], h)
+    want, g = 0.0, rnn.init_state(2)
+    for t in range(4):
+        y, g = rnn(seq[t], g)
+        want = want + F.mse_loss(y, seq[t + 1])
+    assert loss.item() == pytest.approx(want.item() / 4, rel=1e-6) and torch.allclose(h_end, g)
+    assert loss.grad_fn is not None
