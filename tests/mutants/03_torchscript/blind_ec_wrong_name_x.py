@@ -1,4 +1,4 @@
-"""Keys dynamic_shapes by the name "x" (as in section 6.1): a model whose forward argument is called `features` or `inputs` cannot be exported. (written blind, from the release alone)."""
+"""Keys dynamic_shapes by the name "x" (as in section 1.1): a model whose forward argument is called `features` or `inputs` cannot be exported. (written blind, from the release alone)."""
 CELL = 'export_classifier'
 KIND = 'overfit'
 NOTE = "dynamic_shapes keyed by a name must match the forward's real parameter name; here that argument may have any name, so a fixed name breaks every model that calls it something else."

@@ -3,7 +3,7 @@ CELL = "package_for_serving"
 KIND = "contract"
 NOTE = "Giving the package the program's own tensors as user-managed constants makes it use them in place: it then shares the model's weights and moves when the model trains, instead of holding its own."
 FAILS = ["test_serving_package"]
-VIOLATES = "It holds its own weights: training the model the program was exported from (a program that shares the model's weights, as section 6.2.1 showed) does not change the package's outputs."
+VIOLATES = "It holds its own weights: training the model the program was exported from (a program that shares the model's weights, as section 1.2.1 showed) does not change the package's outputs."
 SOURCE = '''
 from typing import Callable
 
