@@ -882,7 +882,8 @@ def logged_train_worker(rank: int, world_size: int, fn: Callable, cases: list, s
 
     ``cases``: a list of ``(batches_per_rank, log_every, lr)``, ``batches_per_rank[rank]`` this rank's list
     of ``(x, y)``. For each case it builds :func:`accumulation_model` (``seed``, float64, no buffers, so DDP
-    broadcasts nothing), wraps it in ``DDP`` with a :func:`counting_comm_hook`, and profiles one call
+    broadcasts nothing) with a gradient of 0.25 already in every parameter (left from an earlier backward, which
+    each training step must clear before its own), wraps it in ``DDP`` with a :func:`counting_comm_hook`, and profiles one call
     ``fn(ddp_model, batches, optimizer, log_every)`` (SGD, ``lr``). Returns one dict per case: ``result``
     (what ``fn`` returned), ``params`` (final parameters), ``ddp_allreduces`` (DDP's own gradient
     all-reduces, from the hook), ``extra`` (the collectives ``fn`` issued itself, read from the trace with
@@ -900,6 +901,8 @@ def logged_train_worker(rank: int, world_size: int, fn: Callable, cases: list, s
     for batches_per_rank, log_every, lr in cases:
         batches = batches_per_rank[rank]
         model = accumulation_model(seed, d_in=batches[0][0].shape[1] if batches else 6)
+        for p in model.parameters():  # left over from an earlier backward: each step must clear them first
+            p.grad = torch.full_like(p, 0.25)
         ddp = DDP(model)
         hook = counting_comm_hook()
         ddp.register_comm_hook(None, hook)

@@ -52,7 +52,8 @@ def _record_key_lines(record):
 # --- Exercise 6.1 · break_report ---------------------------------------------------------------------
 # clause -> test
 #   "graphs": graphs Dynamo compiled for one call (a backend's count) ........ test_break_report_counts
-#   "breaks": one per graph_breaks log record, a leading break included ..... test_break_report_counts
+#   "breaks": one per graph_breaks log record, a leading break included,
+#   records with the same text each counted (a helper called twice) ......... test_break_report_counts
 #   a function with no ops has 0 graphs and 0 breaks ......................... test_break_report_counts
 #   "fullgraph": whether fullgraph=True compiles (may disagree with breaks) .. test_break_report_fullgraph
 #   "reasons": the text of each log record, in order (the whole record: header,
@@ -186,7 +187,8 @@ def _no_sites(r):
 def probe_br_counts(seed):
     g = torch.Generator().manual_seed(seed)
     fns = _br_functions()
-    names = ["lead_sub", "no_ops", "loop_print", "lead_if"]      # each defeats explain or the break counters
+    names = ["lead_sub", "no_ops", "loop_print", "lead_if",      # each defeats explain or the break counters
+             "helper_twice"]                                   # one site, two records with the same text
     xs = {name: torch.randn(int(torch.randint(3, 9, (), generator=g)), generator=g) for name in names}
     out = {"visible": [_br_call(fns["leading_print"], torch.randn(3)), _br_call(fns["two_ops_and_a_print"], torch.randn(3))]}
     out["cases"] = {name: _br_call(fns[name], xs[name]) for name in names}
@@ -219,6 +221,8 @@ def _(got, ref):
         if name in ("lead_sub", "loop_print", "no_ops"):
             hint = ("this function breaks before its first op (or has no ops, or breaks in a loop): explain's "
                     "counts are wrong here, the graph_breaks log and a counting backend are not")
+        elif name == "helper_twice":
+            hint = "a helper called twice breaks twice: every record of the log is a break, even one that repeats another"
         C.check_equal(r["graphs"], want["graphs"], name=f'report["graphs"] for a hidden function ({name})',
                       hint=hint or "count the graphs your backend receives during one call")
         C.check_equal(r["breaks"], want["breaks"], name=f'report["breaks"] for a hidden function ({name})',

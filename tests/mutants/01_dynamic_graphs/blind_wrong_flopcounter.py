@@ -11,7 +11,7 @@ _KEEP = {"aten.mm", "aten.addmm", "aten.bmm"}
 
 def matmul_flops(fn, *args) -> dict[str, int]:
     """Run fn(*args) once; return {aten overload name: FLOPs} of the mm, addmm and bmm ops it ran (forward and backward)."""
-    counter = FlopCounterMode(display=False)      # a TorchDispatchMode underneath (section 1.9)
+    counter = FlopCounterMode(display=False)      # a TorchDispatchMode underneath (section 1.8)
     with counter:
         fn(*args)
     per_packet = counter.get_flop_counts().get("Global", {})

@@ -1,4 +1,4 @@
-"""Selects ops with `"mm" in str(func)` (as the section 1.9 demo counted them): also counts baddbmm, addbmm, addmm_, _addmm_activation, ... (written blind, from the release alone)."""
+"""Selects ops with `"mm" in str(func)` (as the section 1.8 demo counted them): also counts baddbmm, addbmm, addmm_, _addmm_activation, ... (written blind, from the release alone)."""
 CELL = 'matmul_flops'
 KIND = 'wrong-value'
 NOTE = "A substring test on the op's name ('mm' in str(func)) also matches addmm_, mm.out, baddbmm and more: count exactly the three overloads asked for, by comparing the op objects."
