@@ -1,6 +1,6 @@
 """Closure backend counting graphs, records from cd.capture_logs, regex for the site and explanations, dict.fromkeys for order-keeping dedupe, fullgraph via a separate fresh compile. (written blind, from the release alone)."""
 CELL = 'break_report'
-SOURCE = '''
+SOURCE = r'''
 import re
 
 _SITE = re.compile(r"in user code at (\S+:\d+)\s*$")

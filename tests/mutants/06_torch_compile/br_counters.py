@@ -1,6 +1,6 @@
 """Counts breaks from torch._dynamo.utils.counters["graph_break"], which skips some (a break in a loop, a data-dependent if)."""
 KIND = "wrong-value"
-NOTE = "Dynamo's internal graph_break counters are not one entry per break: some breaks never reach them, and their keys are short reasons, not the log's text (no site, no explanation). The graph_breaks log has one record per break."
+NOTE = "Dynamo's graph_break counters are not one entry per break: some breaks never reach them, and their keys are short reasons, not the log's text (no site, no explanation). The graph_breaks log has one record per break."
 CELL = "break_report"
 FAILS = ["test_break_report_counts", "test_break_report_reasons", "test_break_report_sites"]
 SOURCE = '''

@@ -1,6 +1,6 @@
 """Takes the site from the user code traceback, at the line of fn itself (the call that led to the break), instead of the line the record names."""
 KIND = "wrong-value"
-NOTE = "The site is where tracing stopped, which can be inside a helper or a library: the FILE:LINE at the end of the record's first line. The line of your own function that called it is further out in the traceback, and repeated records carry no traceback at all."
+NOTE = "The site is where tracing stopped, which can be inside a helper or a library: the FILE:LINE ending the record's first line. Your own function's calling line is further out, and repeated records carry no traceback."
 CELL = "break_report"
 FAILS = ["test_break_report_sites"]
 SOURCE = '''
