@@ -145,6 +145,10 @@ def bench_class(chapters: list[str], seed: int) -> dict:
         if proc.returncode != 0:
             print(proc.stdout[-3000:], proc.stderr[-3000:])
         print(f"  grade-class --jobs {jobs} (judge + sandbox): {out[f'jobs{jobs}_s']:.1f} s", flush=True)
+        for line in proc.stdout.splitlines():
+            if line.lstrip().startswith("staging "):
+                print(f"    its pipeline: {line.strip()[:300]}")
+    out["where"] = where_time_goes(course, chapters)
     # Parity on honest work: stock in-kernel nbgrader and the judge, cell by cell.
     differ = []
     for ch in chapters:
@@ -181,6 +185,29 @@ def bench_class(chapters: list[str], seed: int) -> dict:
           f"overhead {out['overhead']:.2f}x (target <= 1.5x)")
     shutil.rmtree(base, ignore_errors=True)
     return out
+
+
+def where_time_goes(course: Path, chapters: list[str]) -> dict:
+    """Where a submission's time goes, from the judge's reports of the last grade-class run: each phase of the
+    sandboxed run (worker.py's ``phases``), summed over the class, with its share and its mean per submission."""
+    totals: dict[str, float] = {}
+    per: dict[str, list[float]] = {}
+    n = 0
+    for ch in chapters:
+        for p in sorted((course / ".judge" / "reports" / ch).glob("*.json")):
+            phases = json.loads(p.read_text()).get("phases") or {}
+            if not phases:
+                continue
+            n += 1
+            for k, v in phases.items():
+                totals[k] = totals.get(k, 0.0) + v
+                per.setdefault(k, []).append(v)
+    whole = sum(totals.values()) or 1.0
+    print(f"  where a submission's time goes ({n} sandboxed runs, {whole:.1f} s in all):")
+    for k, v in sorted(totals.items(), key=lambda kv: -kv[1]):
+        spread = f" +- {statistics.stdev(per[k]):.2f}" if len(per[k]) > 1 else ""
+        print(f"    {k:<20} {v:7.1f} s  {100 * v / whole:5.1f}%   mean {statistics.mean(per[k]):5.2f}{spread} s")
+    return {"runs": n, "seconds": totals}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -122,6 +122,15 @@ def test_a_probe_with_a_time_limit_of_its_own_outlives_the_default(tmp_path):
     assert result.results["t_own"].get("ok") is True and result.results["t_own"]["value"] == 6, result.results["t_own"]
     assert result.results["t_default"].get("ok") is False
     assert "did not finish within 2 s" in result.results["t_default"]["error"], result.results["t_default"]
+    # Where the time went (make bench sums these over a class): the phases cover the run's wall time, the probes'
+    # two sleeps (4 s, and 2 s until the interrupt) count as probes, the notebook's one cell as "other cells".
+    phases = result.phases
+    assert {"sandbox set-up", "kernel start", "other cells", "sentinels", "probes", "kernel stop",
+            "sandbox clean-up"} <= set(phases), phases
+    assert "answer cells" not in phases and "visible test cells" not in phases, phases
+    assert phases["probes"] >= 6.0, phases
+    inside = sum(v for k, v in phases.items() if not k.startswith("sandbox "))
+    assert abs(inside - result.seconds) < 0.05, (inside, result.seconds, phases)
 
 
 def test_the_judge_runs_inside_a_running_event_loop():

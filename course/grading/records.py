@@ -69,11 +69,12 @@ class WorkerResult:
     peak_memory: int = 0            # bytes, the sandboxed processes at their largest
     judge_peak_memory: int = 0      # bytes, the grading process that ran it (outside the sandbox)
     reference_seconds: float = 0.0
+    phases: dict[str, float] = field(default_factory=dict)       # where the time went: phase -> seconds
     raw: dict[str, bytes] = field(default_factory=dict)          # probe test -> the result file's bytes
     by_seed: dict[int, dict[str, dict]] = field(default_factory=dict)  # reference runs: seed -> results
 
     _META = ("kernel_status", "flags", "events", "decoy_hits", "sandbox", "seconds", "restarts", "peak_memory",
-             "judge_peak_memory", "reference_seconds")
+             "judge_peak_memory", "reference_seconds", "phases")
 
     def meta(self) -> dict:
         """Everything but the notebook and the probe values, JSON-ready."""
@@ -115,6 +116,7 @@ class Report:
     seconds: float = 0.0
     restarts: int = 0
     reference_seconds: float = 0.0
+    phases: dict[str, float] = field(default_factory=dict)  # the sandboxed run's wall time by phase (seconds)
     peak_memory_gib: float = 0.0
     judge_peak_mib: float = 0.0
     graded_at: str = ""

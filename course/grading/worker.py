@@ -490,7 +490,9 @@ async def _run_async(nb, sandbox: Sandbox, limits: Limits, probes: list[ProbeCod
                      extra_seeds: tuple[int, ...] = ()) -> None:
     run = _Run(nb, sandbox, limits, scratch, result)
     run.trusted = trusted
+    clock = _Phases(result.phases)
     await run.start()
+    clock.lap("kernel start")
     killed_at: set[int] = set()
     alive = True
     try:
@@ -504,6 +506,7 @@ async def _run_async(nb, sandbox: Sandbox, limits: Limits, probes: list[ProbeCod
                 alive = False
                 break
             status = await run.execute(cell, index, limits.cell_seconds)
+            clock.lap(_cell_phase(cell))
             if status == "error" and is_solution(cell):
                 err = next((o for o in cell.get("outputs", []) if o.get("output_type") == "error"), {})
                 result.events.append(f"cell {index} (solution {one_line(grade_id(cell), 60)}) raised "
@@ -524,6 +527,7 @@ async def _run_async(nb, sandbox: Sandbox, limits: Limits, probes: list[ProbeCod
                 cell.setdefault("outputs", []).append(nbformat.v4.new_output(
                     "error", ename="KernelDied", evalue=why, traceback=[f"KernelDied: {why}"]))
                 alive = await _restart(run, why, killed_at, upto=index)
+            clock.lap("restarts")  # a dead or stuck kernel restarted, its definitions replayed (if anything)
             if not alive:
                 break
         # 2. Sentinels: does the kernel run the judge's code, and report exceptions? From here on, nothing
@@ -550,6 +554,7 @@ async def _run_async(nb, sandbox: Sandbox, limits: Limits, probes: list[ProbeCod
             if type(names) is list and names:
                 result.flags.append("possible tampering: the kernel reports replaced functions: "
                                     + ", ".join(str(n) for n in names[:8]))
+        clock.lap("sentinels")
         # 3. The probes (the reference run sends them once per seed of the class).
         result.by_seed[seed] = result.results
         for each_seed in [seed, *extra_seeds]:
@@ -568,9 +573,37 @@ async def _run_async(nb, sandbox: Sandbox, limits: Limits, probes: list[ProbeCod
                 into[probe.test] = rec
                 if each_seed != seed:
                     run.result.raw.pop(probe.test, None)
+        clock.lap("probes")
     finally:
+        clock.lap("interrupted")  # a run cut short by an exception: the time since the last phase
         await run.stop()
+        clock.lap("kernel stop")
         result.flags.extend(f for f in run.budget.flags() if f not in result.flags)
+
+
+class _Phases:
+    """Wall time per phase of a sandboxed run, added into ``into`` (phase -> seconds): where a submission's time goes
+    (``make bench`` sums them over a class)."""
+
+    def __init__(self, into: dict[str, float]) -> None:
+        self.into = into
+        self.t = time.perf_counter()
+
+    def lap(self, phase: str) -> None:
+        now = time.perf_counter()
+        if now - self.t > 0.0005 or phase in self.into:
+            self.into[phase] = round(self.into.get(phase, 0.0) + now - self.t, 4)
+        self.t = now
+
+
+def _cell_phase(cell) -> str:
+    """The phase a notebook cell's time counts in: the student's answers, the visible tests, or the rest (set-up,
+    demonstrations, widgets)."""
+    if is_solution(cell):
+        return "answer cells"
+    if is_grade(cell):
+        return "visible test cells"
+    return "other cells"
 
 
 def _cause_hint(err: dict, limits: Limits) -> str:
@@ -664,6 +697,7 @@ def run_submission(nb: nbformat.NotebookNode, chapter: str, student: str, probes
     cells. Hidden-test regions are always removed from test cells first.
     """
     limits = limits or Limits()
+    t_setup = time.perf_counter()
     nb = nbformat.from_dict(nb)
     for c in nb.cells:
         if c.cell_type == "code":
@@ -702,6 +736,7 @@ def run_submission(nb: nbformat.NotebookNode, chapter: str, student: str, probes
     for p in watch:
         notify.watch(p)
     t0 = time.perf_counter()
+    result.phases["sandbox set-up"] = round(t0 - t_setup, 4)
     try:
         run_to_completion(_run_async(nb, sandbox, limits, probes, seed, scratch, result, skip, replay_only, skip_tests,
                                tuple(s for s in dict.fromkeys(extra_seeds) if s != seed)))
@@ -719,6 +754,7 @@ def run_submission(nb: nbformat.NotebookNode, chapter: str, student: str, probes
         sandbox.cleanup()
         if not keep:
             shutil.rmtree(scratch, ignore_errors=True)
+        result.phases["sandbox clean-up"] = round(time.perf_counter() - t0 - result.seconds, 4)
     if result.decoy_hits:
         result.flags.append("possible tampering: the submission opened the instructor's files "
                             f"({', '.join(sorted(set(result.decoy_hits)))}); it saw decoys only")
