@@ -54,6 +54,34 @@ def test_variant_validation(toy):
         grading.plan("00_toy", toy)
 
 
+def test_a_mutant_may_be_written_as_the_lines_it_changes_in_the_reference(toy):
+    """CHANGES: (old, new) pairs of whole lines of the reference (markers removed), each old text found once."""
+    from course.grading.known import apply_changes, load_variants
+
+    d = toy / "tests" / "mutants" / "00_toy"
+    (d / "f3.py").write_text('"""f3."""\nCELL = "f"\nFAILS = ["test_f"]\n'
+                             "CHANGES = [('''\n    return 2 * x\n''', '''\n    return 3 * x\n''')]\n")
+    got = {v.name: v for v in load_variants("00_toy", "mutant", toy)}
+    assert got["f3"].source == "def f(x):\n    return 3 * x\n" and got["f3"].fails == ("test_f",)
+    assert any("f3" in sub.variants for sub in grading.plan("00_toy", toy))  # graded like any mutant
+    # Blind answers and alternatives stay whole, as written; a file says SOURCE or CHANGES, not both.
+    for where, name, extra in [("mutants", "blind_f4", ""), ("alternatives", "f5", ""), ("mutants", "f6", "SOURCE = 'x'\n")]:
+        bad = toy / "tests" / where / "00_toy" / f"{name}.py"
+        bad.write_text(f'"""x."""\nCELL = "f"\nFAILS = {["test_f"] if where == "mutants" else []!r}\n{extra}'
+                       "CHANGES = [('    return 2 * x\\n', '')]\n")
+        with pytest.raises(ValueError, match="CHANGES is for authored mutants only"):
+            load_variants("00_toy", where[:-1], toy)
+        bad.unlink()
+    base = "def f(x):\n    y = x + 1\n    y = x + 1\n    return y\n"
+    assert apply_changes(base, [("    return y\n", "    return -y\n")]) == base.replace("return y", "return -y")
+    assert apply_changes(base, [("\n    return y\n", "")]) == "def f(x):\n    y = x + 1\n    y = x + 1\n"
+    for changes, why in [([("    y = x + 1\n", "")], "more than once"), ([("nope\n", "")], "not in the reference"),
+                         ([("return y\n", "")], "not whole lines"), ([("", "x")], "no old text"),
+                         ([("    return y\n",)], "pair of strings")]:
+        with pytest.raises(ValueError, match=why):
+            apply_changes(base, changes)
+
+
 def test_build_notebook_fills_solution_cells(toy):
     source = grading.read(grading.notebook_path("00_toy", toy))
     release = nbformat.from_dict(source)

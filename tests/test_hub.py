@@ -26,7 +26,6 @@ import json
 import os
 import pwd
 import re
-import runpy
 import secrets
 import shutil
 import signal
@@ -76,10 +75,12 @@ needs_hub = pytest.mark.skipif(_missing() is not None, reason=str(_missing()))
 def answers() -> tuple[dict, dict]:
     """A correct answer to the exercise (one of its alternatives) and a wrong one (the mutant that fails the
     fewest of its tests), from ``tests/alternatives`` and ``tests/mutants``."""
-    def load(kind):
-        return [runpy.run_path(str(p)) for p in sorted((REPO / "tests" / kind / CHAPTER).glob("*.py"))]
-    correct = next(a for a in load("alternatives") if a.get("CELL") == EXERCISE)
-    wrong = min((m for m in load("mutants") if m.get("CELL") == EXERCISE and m.get("FAILS")),
+    from course.grading.known import load_variants
+
+    def load(kind):  # a mutant may be written as CHANGES to the reference: load_variants gives its whole source
+        return [{"CELL": v.cell, "FAILS": list(v.fails), "SOURCE": v.source} for v in load_variants(CHAPTER, kind, REPO)]
+    correct = next(a for a in load("alternative") if a.get("CELL") == EXERCISE)
+    wrong = min((m for m in load("mutant") if m.get("CELL") == EXERCISE and m.get("FAILS")),
                 key=lambda m: (len(m["FAILS"]), m["SOURCE"]))
     return correct, wrong
 

@@ -12,7 +12,16 @@ file is a small Python module::
         ...
     '''
 
-(``FAILS`` is empty, or absent, for alternatives.) :func:`plan` turns them
+(``FAILS`` is empty, or absent, for alternatives.) A mutant that changes a few lines of the reference may say
+only those, instead of ``SOURCE``::
+
+    CHANGES = [(r'''
+            optimizer.zero_grad()
+    ''', '')]                         # (old, new): whole lines of the reference solution, old found exactly once
+
+Each old text is whole lines of the reference's solution cell (markers removed, dedented), found there exactly once;
+a leading newline of either text is dropped (so each can start on a line of its own). Blind answers (``blind_*.py``)
+and alternatives stay whole, as they were written. :func:`plan` turns them
 into submissions, combining one variant per exercise into each so that a
 chapter is graded in a handful of notebooks; :func:`grade` copies the course
 into a scratch folder, runs ``nbgrader generate_assignment``, grades every
@@ -205,15 +214,53 @@ def load_variants(assignment: str, kind: str, root: Path = REPO) -> list[Variant
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
         fails = tuple(getattr(mod, "FAILS", ()))
+        if hasattr(mod, "CHANGES"):
+            if kind != "mutant" or path.stem.startswith("blind_") or hasattr(mod, "SOURCE"):
+                raise ValueError(f"{path}: CHANGES is for authored mutants only, instead of SOURCE (blind answers and "
+                                 "alternatives stay whole)")
+            source = apply_changes(reference_solution(assignment, mod.CELL, root), mod.CHANGES, str(path))
+        else:
+            source = textwrap_dedent(mod.SOURCE)
         if kind == "mutant" and not fails:
             raise ValueError(f"{path}: a mutant must list the grade cells it FAILS")
         if kind == "alternative" and fails:
             raise ValueError(f"{path}: an alternative must not FAIL anything")
         out.append(Variant(name=path.stem, kind=kind, cell=mod.CELL,
-                           source=textwrap_dedent(mod.SOURCE), fails=fails, klass=getattr(mod, "KIND", ""),
+                           source=source, fails=fails, klass=getattr(mod, "KIND", ""),
                            note=getattr(mod, "NOTE", ""),
                            description=(mod.__doc__ or "").strip().splitlines()[0] if mod.__doc__ else path.stem))
     return out
+
+
+def reference_solution(assignment: str, cell: str, root: Path = REPO) -> str:
+    """The reference's solution cell ``cell`` as a variant's SOURCE would hold it: markers removed, dedented."""
+    sols = solution_cells(read(notebook_path(assignment, root)))
+    if cell not in sols:
+        raise ValueError(f"no solution cell {cell!r} in {assignment}")
+    return textwrap_dedent(strip_markers(sols[cell]))
+
+
+def apply_changes(base: str, changes, where: str = "CHANGES") -> str:
+    """``base`` with each ``(old, new)`` of ``changes`` applied in turn; ``old`` must be whole lines of the text so far,
+    found there exactly once (a leading newline of ``old`` or ``new`` is dropped)."""
+    text = base
+    for i, pair in enumerate(changes):
+        if not (isinstance(pair, (tuple, list)) and len(pair) == 2 and all(isinstance(t, str) for t in pair)):
+            raise ValueError(f"{where}: change {i} must be a pair of strings (old, new)")
+        old, new = (t[1:] if t.startswith("\n") else t for t in pair)
+        if not old:
+            raise ValueError(f"{where}: change {i} has no old text")
+        at = text.find(old)
+        if at < 0:
+            raise ValueError(f"{where}: change {i}: its old text is not in the reference: {old[:80]!r}")
+        if text.find(old, at + 1) >= 0:
+            raise ValueError(f"{where}: change {i}: its old text is in the reference more than once: {old[:80]!r}")
+        if (at and text[at - 1] != "\n") or not (old.endswith("\n") or at + len(old) == len(text)):
+            raise ValueError(f"{where}: change {i}: its old text is not whole lines: {old[:80]!r}")
+        if new and not new.endswith("\n") and at + len(old) < len(text):
+            new += "\n"
+        text = text[:at] + new + text[at + len(old):]
+    return textwrap_dedent(text)
 
 
 def textwrap_dedent(text: str) -> str:

@@ -3,53 +3,12 @@ KIND = "wrong-value"
 NOTE = "One weight decay for every parameter also decays biases, norms and a ViT's position embedding and class token, which timm's rule exempts."
 CELL = "fine_tuner"
 FAILS = ['test_capstone_optimizer', 'test_capstone_fit']
-SOURCE = '''
-import timm.optim
-from timm.data import resolve_model_data_config
-from timm.loss import SoftTargetCrossEntropy
-
-
-class FineTuner(L.LightningModule):
-    """A timm model fine-tuned from local weights: the model's own normalisation, Mixup/CutMix, soft targets, AdamW groups."""
-
-    def __init__(self, weights: str, arch: str, num_classes: int, lr: float = 1e-3, weight_decay: float = 0.05,
-                 mix_seed: int = 0, **timm_kwargs):
-        super().__init__()
-        self.save_hyperparameters()
-        self.model = timm.create_model(arch, pretrained=True, pretrained_cfg_overlay=dict(file=weights),
-                                       num_classes=num_classes, **timm_kwargs)
-        data_cfg = resolve_model_data_config(self.model)
-        self.register_buffer("mean", torch.tensor(data_cfg["mean"]).view(1, -1, 1, 1), persistent=False)
-        self.register_buffer("std", torch.tensor(data_cfg["std"]).view(1, -1, 1, 1), persistent=False)
-        self.mixup = E.LocalMixup(num_classes, seed=mix_seed)
-        self.loss_fn = SoftTargetCrossEntropy()
-
-    def forward(self, images: torch.Tensor) -> torch.Tensor:
-        """Return (B, num_classes) logits of images in [0, 1], normalised with the model's own mean and std."""
-        return self.model((images - self.mean) / self.std)
-
-    def training_step(self, batch, batch_idx):
-        """Return SoftTargetCrossEntropy of the Mixup/CutMix batch (self.mixup) against its soft targets."""
-        images, labels = batch
-        mixed, targets = self.mixup(images, labels)
-        loss = self.loss_fn(self(mixed), targets)
-        self.log("train_loss", loss)
-        return loss
-
-    def configure_optimizers(self):
-        """Return AdamW over self.model's parameters: lr, weight_decay, and 0 for timm's exempt parameters."""
+#: the reference solution with these lines changed (old, new)
+CHANGES = [
+('''
+        return timm.optim.create_optimizer_v2(self.model, opt="adamw", lr=self.hparams.lr,
+                                              weight_decay=self.hparams.weight_decay)
+''', '''
         return torch.optim.AdamW(self.parameters(), lr=self.hparams.lr, weight_decay=self.hparams.weight_decay)
-
-
-def fine_tune(module: FineTuner, train_loader, val_images: torch.Tensor, val_labels: torch.Tensor,
-              ckpt_path: str, max_steps: int) -> tuple[FineTuner, dict]:
-    """Train `module` (bf16-mixed, max_steps steps), save to ckpt_path, reload it with load_from_checkpoint, evaluate it."""
-    trainer = L.Trainer(**E.trainer_kwargs(max_epochs=-1, max_steps=max_steps, precision="bf16-mixed"))
-    trainer.fit(module, train_loader)
-    trainer.save_checkpoint(ckpt_path)
-    reloaded = FineTuner.load_from_checkpoint(ckpt_path).eval()
-    with torch.no_grad():
-        logits = reloaded(val_images).float()
-    return reloaded, {"val_loss": F.cross_entropy(logits, val_labels).item(),
-                      "val_acc": (logits.argmax(dim=1) == val_labels).float().mean().item()}
-'''
+'''),
+]

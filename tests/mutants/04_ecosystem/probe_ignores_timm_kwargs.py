@@ -3,24 +3,26 @@ KIND = "contract"
 NOTE = "The constructor's arguments describe the backbone to build: dropping in_chans or the extra timm keywords (img_size, depth, ...) builds a different model from the one asked for."
 CELL = "linear_probe"
 FAILS = ["test_probe_shapes", "test_probe_values"]
-SOURCE = '''
-class LinearProbe(nn.Module):
-    """A frozen timm backbone (always in eval mode) and a new trainable linear head on its pooled pre-logit features."""
-
-    def __init__(self, arch: str, num_classes: int, in_chans: int = 3, **timm_kwargs):
-        super().__init__()
+#: the reference solution with these lines changed (old, new)
+CHANGES = [
+('''
+        self.backbone = timm.create_model(arch, pretrained=False, num_classes=0, in_chans=in_chans, **timm_kwargs)
+''', '''
         self.backbone = timm.create_model(arch, pretrained=False, num_classes=0, in_chans=in_chans)
-        self.backbone.requires_grad_(False)
+'''),
+('''
+        width = getattr(self.backbone, "head_hidden_size", None) or self.backbone.num_features
+        self.head = nn.Linear(width, num_classes)
+''', '''
         self.head = nn.Linear(self.backbone.head_hidden_size, num_classes)
-        self.train()
-
-    def train(self, mode: bool = True):
-        super().train(mode)
-        self.backbone.eval()
-        return self
-
+'''),
+('''
+        """Set the mode of the module and its head; the backbone stays in eval mode. Return self."""
+''', ''),
+('''
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Return (B, num_classes) logits: the head on the backbone's pooled pre-logit features."""
+''', '''
     def forward(self, x):
-        with torch.no_grad():
-            features = self.backbone.forward_head(self.backbone.forward_features(x), pre_logits=True)
-        return self.head(features)
-'''
+'''),
+]

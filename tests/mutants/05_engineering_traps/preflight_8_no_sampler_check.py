@@ -3,19 +3,19 @@ CELL = "preflight"
 KIND = "contract"
 NOTE = "The sampler check is missing: under distributed training, a map-style dataset without a DistributedSampler makes every rank iterate over the whole dataset."
 FAILS = ['test_preflight_loader']
-SOURCE = '''
-def preflight(model, loader, distributed):
-    issues = []
-    if distributed and any(isinstance(m, nn.modules.batchnorm._BatchNorm) and not isinstance(m, nn.SyncBatchNorm)
-                           for m in model.modules()):
-        issues.append("bn_not_synced")
-    if loader.pin_memory and not torch.cuda.is_available():
-        issues.append("pin_memory_without_cuda")
-    x, _ = next(iter(loader))
+#: the reference solution with these lines changed (old, new)
+CHANGES = [
+('''
+    """Return the PREFLIGHT_CODES that apply to this (model, loader, distributed) setup, each once."""
+''', ''),
+('''
+    if (distributed and not isinstance(loader.dataset, torch.utils.data.IterableDataset)
+            and not isinstance(loader.sampler, DistributedSampler)):
+        issues.append("sampler_not_distributed")
+''', ''),
+('''
+    probe = copy.deepcopy(model)  # the model itself keeps its grads, buffers and mode
+''', '''
     probe = copy.deepcopy(model)
-    probe.zero_grad(set_to_none=True)
-    probe(x).sum().backward()
-    if any(p.requires_grad and p.grad is None for p in probe.parameters()):
-        issues.append("unused_parameters")
-    return issues
-'''
+'''),
+]

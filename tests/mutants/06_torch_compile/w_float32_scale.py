@@ -3,17 +3,14 @@ KIND = "edge-case"
 NOTE = "An integer tensor divided by a Python int gives a tensor of the default dtype (float32): the scale is then rounded to float32 even when the module computes in float64."
 CELL = "warmup_scale_fixed"
 FAILS = ["test_warmup_values"]
-SOURCE = '''
-class WarmupScaleFixed(torch.nn.Module):
-    """lin(x) * min(1, step / warmup), step counted in a tensor buffer "step": compiles once."""
-
-    def __init__(self, features: int, warmup: int):
-        super().__init__()
-        self.lin = torch.nn.Linear(features, features)
-        self.warmup = warmup
-        self.register_buffer("step", torch.zeros((), dtype=torch.long))
-
-    def forward(self, x):
+#: the reference solution with these lines changed (old, new)
+CHANGES = [
+('''
+        self.step.add_(1)                # in place, in every mode: a tensor's value is data, not a guarded constant
+        out = self.lin(x)
+        return out * torch.clamp(self.step.to(out.dtype) / self.warmup, max=1.0)   # the scale in out's dtype
+''', '''
         self.step += 1
         return self.lin(x) * torch.clamp(self.step / self.warmup, max=1.0)
-'''
+'''),
+]

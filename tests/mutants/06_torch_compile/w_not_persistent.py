@@ -3,18 +3,21 @@ KIND = "state"
 NOTE = "A buffer registered with persistent=False is left out of state_dict(): a checkpoint does not save the call count, so a restored model restarts its warmup."
 CELL = "warmup_scale_fixed"
 FAILS = ["test_warmup_state"]
-SOURCE = '''
-class WarmupScaleFixed(torch.nn.Module):
-    """lin(x) * min(1, step / warmup), step counted in a tensor buffer "step": compiles once."""
-
-    def __init__(self, features: int, warmup: int):
-        super().__init__()
-        self.lin = torch.nn.Linear(features, features)
-        self.warmup = warmup
+#: the reference solution with these lines changed (old, new)
+CHANGES = [
+('''
+        self.register_buffer("step", torch.zeros((), dtype=torch.long))
+''', '''
         self.register_buffer("step", torch.zeros((), dtype=torch.long), persistent=False)
-
-    def forward(self, x):
+'''),
+('''
+        self.step.add_(1)                # in place, in every mode: a tensor's value is data, not a guarded constant
+''', '''
         self.step += 1
-        out = self.lin(x)
+'''),
+('''
+        return out * torch.clamp(self.step.to(out.dtype) / self.warmup, max=1.0)   # the scale in out's dtype
+''', '''
         return out * torch.clamp(self.step.to(out.dtype) / self.warmup, max=1.0)
-'''
+'''),
+]
