@@ -10,7 +10,7 @@ import nbformat
 import pytest
 
 from conftest import REPO
-from course import grading
+from course.grading import known as grading
 from course.grading import nbgrader_io
 from course.grading.worker import strip_hidden_tests
 

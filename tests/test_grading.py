@@ -2,7 +2,7 @@
 import nbformat
 import pytest
 
-from course import grading
+from course.grading import known as grading
 from tools.nbtool import md, setup, solution, write
 from tools.nbtool import tests as graded_cell
 

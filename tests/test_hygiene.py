@@ -5,7 +5,7 @@ import re
 import pytest
 
 from conftest import CHAPTERS, REPO
-from course import grading
+from course.grading import known as grading
 from course.grading import judge as judging
 from tools.nbtool import HIDDEN_CALL
 

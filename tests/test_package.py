@@ -5,7 +5,7 @@ import sys
 import zipfile
 
 from conftest import CHAPTERS, REPO
-from course import grading
+from course.grading import known as grading
 
 
 def _norm(text: str) -> str:

@@ -19,22 +19,6 @@
 
 Students never import this package (the student repository leaves it out); nothing in it is secret: the
 hidden tests live in ``source/<chapter>/judge.py``, which is never released. Importing it stays light,
-because :mod:`course.grading.wire` is imported inside students' kernels: the known-answer names below are
-loaded on first use.
+because :mod:`course.grading.wire` is imported inside students' kernels: this file imports nothing, and each
+caller imports the module it uses (``from course.grading import known``), never a name through the package.
 """
-from __future__ import annotations
-
-import importlib
-
-_KNOWN = {"TAMPER_PRELUDE", "ATTACKS", "Variant", "Submission", "Graded", "chapters", "notebook_path", "read",
-          "solution_cells", "graded_cells", "strip_markers", "load_variants", "plan", "build_notebook", "make_course",
-          "generate", "read_scores", "grade", "problems", "table", "execute", "cell_times", "slowest_cells", "release", "demo", "REPO",
-          "textwrap_dedent", "write_submissions", "write_damaged"}
-
-
-def __getattr__(name: str):
-    if name in _KNOWN:
-        return getattr(importlib.import_module("course.grading.known"), name)
-    if name == "grade_id":
-        return importlib.import_module("course.grading.records").grade_id
-    raise AttributeError(f"module 'course.grading' has no attribute {name!r}")
