@@ -414,11 +414,11 @@ import json, sys
 from pathlib import Path
 from course.grading import sweep, wire
 from course.grading.judge import decide, structure_problem
-from course.grading.references import reference_notebook
+from course.grading.references import reference_cells, reference_notebook
 
 chapter, root = sys.argv[1], Path(sys.argv[2]).resolve()
 judge, shell = sweep._prepare(chapter, root, "forged")
-for index, _, source in sweep._reference_cells(reference_notebook(chapter, root)):
+for index, _, source in reference_cells(reference_notebook(chapter, root)):
     r = shell.run_cell(source, store_history=False, silent=True)
     if r.error_before_exec or r.error_in_exec:
         sys.exit(f"reference cell {index} failed")

@@ -7,7 +7,8 @@
   plain-data format results come back in, the reference computed per student's seed.
 * **Sandbox and worker** (:mod:`~course.grading.sandbox`, :mod:`~course.grading.worker`): the student's
   notebook in a bubblewrap sandbox, and the probes sent to it, with caps on everything that comes back.
-* **Class grading** (:mod:`~course.grading.classgrade`): stage, run (local processes or Dask), record, report.
+* **Class grading** (:mod:`~course.grading.classgrade`): stage, run (local processes or Dask), record, report;
+  :mod:`~course.grading.runs`: the saved runs, written by the class pipeline and read by nbgrader's preprocessor.
 * **nbgrader integration** (:mod:`~course.grading.nbgrader_io`, :mod:`~course.grading.preprocessors`,
   :mod:`~course.grading.inkernel`): the one layer that calls and configures nbgrader.
 * **Demo and known answers** (:mod:`~course.grading.known`): mutants, alternatives, attacks, ``make grade``;

@@ -50,13 +50,12 @@ from pathlib import Path
 import nbformat
 from nbgrader.utils import is_grade, is_solution
 
-from course.grading import intake, nbgrader_io, paths, references, repair
+from course.grading import intake, nbgrader_io, paths, references, repair, runs
 from course.grading.config import Limits
 from course.grading.judge import load
-from course.grading.records import Report, WorkerResult, grade_id
+from course.grading.sandbox import cap_memory
+from course.grading.records import Report, grade_id
 from course.grading.text import fenced, one_line, printable
-from course.grading.wire import loads
-from course.grading.worker import strip_hidden_tests
 
 
 @dataclass
@@ -76,7 +75,7 @@ class Task:
 
     @property
     def folder(self) -> Path:
-        return run_dir(Path(self.root), self.chapter, self.student)
+        return runs.run_dir(Path(self.root), self.chapter, self.student)
 
 
 @dataclass
@@ -91,14 +90,6 @@ class ClassResult:
     analysis: dict[str, tuple[Path, Path]] = field(default_factory=dict)  # chapter -> (html, csv)
 
 
-def notebook_key(nb) -> str:
-    """A hash of what is executed: every cell's type and source (hidden regions removed) and grade_id."""
-    h = hashlib.sha256()
-    for c in nb.cells:
-        src = strip_hidden_tests(c.source) if is_grade(c) else c.source
-        h.update(f"{c.cell_type}\0{grade_id(c) or ''}\0{src}\0".encode())
-    return h.hexdigest()[:24]
-
 
 def sanitize(nb, chapter: str, notebook: str, db_url: str):
     """What nbgrader does to a submission before executing it: its own sanitizing preprocessors, in its order."""
@@ -112,66 +103,6 @@ def sanitize(nb, chapter: str, notebook: str, db_url: str):
     return nb
 
 
-def run_dir(root: Path, chapter: str, student: str) -> Path:
-    return paths.judge_dir(root) / "runs" / chapter / student
-
-
-def notes_path(root: Path, chapter: str, student: str) -> Path:
-    d = paths.judge_dir(root) / "staged-notes" / chapter
-    d.mkdir(parents=True, exist_ok=True)
-    return d / f"{student}.json"
-
-
-def staging_notes(root: Path, chapter: str, student: str) -> dict:
-    """What staging found about a submission (intake and repair), for its report; {} if it was not staged."""
-    try:
-        return json.loads(notes_path(root, chapter, student).read_text())
-    except (OSError, ValueError):
-        return {}
-
-
-def save_run(folder: Path, result: WorkerResult, key: str, input_key: str, seed: int) -> None:
-    """Save a worker's result: the executed notebook as JSON, each probe's raw bytes as written in the sandbox."""
-    if folder.exists():
-        shutil.rmtree(folder)
-    folder.mkdir(parents=True)
-    records = {}
-    for i, (test, rec) in enumerate(result.results.items()):
-        raw = result.raw.get(test)
-        if raw is not None:
-            (folder / f"probe-{i}.pt").write_bytes(raw)
-            records[test] = {"file": f"probe-{i}.pt"}
-        else:
-            records[test] = {k: rec[k] for k in ("ok", "error", "where") if k in rec}
-    meta = {"key": key, "input_key": input_key, "seed": seed, "records": records, "graded": False, **result.meta()}
-    (folder / "notebook.ipynb").write_text(nbformat.writes(result.notebook))
-    (folder / "meta.json").write_text(json.dumps(meta))
-
-
-def load_run(base: Path, chapter: str, student: str, nb, seed: int, limits: Limits) -> WorkerResult | None:
-    """The saved run of this exact sanitized notebook and seed, or ``None`` (then the judge runs it itself)."""
-    folder = Path(base) / chapter / student
-    try:
-        meta = json.loads((folder / "meta.json").read_text())
-    except (OSError, ValueError):
-        return None
-    if meta.get("key") != notebook_key(nb) or meta.get("seed") != seed:
-        return None
-    results = {}
-    for test, rec in meta["records"].items():
-        if "file" in rec:
-            try:
-                results[test] = loads((folder / rec["file"]).read_bytes(), limits.probe_result_bytes)
-            except (OSError, ValueError) as err:
-                results[test] = {"ok": False, "error": str(err)}
-            except MemoryError:
-                results[test] = {"ok": False, "error": "the probe's result was too large for the grader's memory"}
-        else:
-            results[test] = rec
-    notebook = nbformat.reads((folder / "notebook.ipynb").read_text(), as_version=4)
-    return WorkerResult.from_meta(meta, notebook, results)
-
-
 # --- phase 2: one submission in a grading process of its own ---------------------------------------------
 
 def work(task: dict) -> dict:
@@ -179,7 +110,6 @@ def work(task: dict) -> dict:
 
     Runs in a fresh grading process (local) or on a Dask worker, under the judge's memory cap.
     """
-    from course.grading.preprocessors import cap_memory
     from course.grading.worker import run_submission
 
     t = Task(**task)
@@ -193,7 +123,7 @@ def work(task: dict) -> dict:
     judge = load(t.chapter, root)
     result = run_submission(nb, t.chapter, t.student, judge.codes(), t.seed, files=staged, limits=limits,
                             course_root=root, threads=t.threads)
-    save_run(t.folder, result, notebook_key(nb), t.input_key, t.seed)
+    runs.save_run(t.folder, result, runs.notebook_key(nb), t.input_key, t.seed)
     return {"student": t.student, "chapter": t.chapter, "seconds": round(time.perf_counter() - t0, 2),
             "flags": result.flags, "judge_peak_mib": round(result.judge_peak_memory / 2 ** 20, 1)}
 
@@ -451,7 +381,7 @@ def students_of(root: Path, chapter: str) -> list[str]:
 
 def _already_graded(root: Path, db_url: str, chapter: str, student: str, input_key: str) -> bool:
     try:
-        meta = json.loads((run_dir(root, chapter, student) / "meta.json").read_text())
+        meta = json.loads((runs.run_dir(root, chapter, student) / "meta.json").read_text())
     except (OSError, ValueError):
         return False
     if meta.get("input_key") != input_key or not meta.get("graded"):
@@ -476,7 +406,7 @@ def stage(root: Path, chapter: str, student: str, limits: Limits) -> tuple[Path,
     notes = {"intake": report.to_json() if not report.clean else {},
              "repair": {"damaged": rep.damaged, "repaired": rep.repaired, "file": rep.source_file},
              "flags": report.flags()}
-    notes_path(root, chapter, student).write_text(json.dumps(notes))
+    runs.notes_path(root, chapter, student).write_text(json.dumps(notes))
     return staged, notes
 
 
@@ -649,7 +579,7 @@ def _record(root: Path, chapter: str, students: list[str], ref_file: Path, db_ur
         if not graded:
             why = _nbgrader_error(proc, student)
             out.failures.append((chapter, student, f"nbgrader refused it: {why}"))
-        meta_path = run_dir(root, chapter, student) / "meta.json"
+        meta_path = runs.run_dir(root, chapter, student) / "meta.json"
         try:
             meta = json.loads(meta_path.read_text())
             meta["graded"] = graded

@@ -116,8 +116,7 @@ def key(chapter: str, root: Path) -> str:
     exercise and code. The notes are not in it (they are read from the mutants when grading)."""
     from course.grading.judge import load as load_judge
     from course.grading.known import load_variants
-    from course.grading.references import reference_notebook
-    from course.grading.sweep import _reference_cells
+    from course.grading.references import reference_cells, reference_notebook
 
     from course import checks
     from course.grading import judge, wire
@@ -126,7 +125,7 @@ def key(chapter: str, root: Path) -> str:
     h = hashlib.sha256(f"codes v{CODES}\0".encode() + load_judge(chapter, root).fingerprint().encode())
     for source in (judge.judge_path(chapter, root), Path(checks.__file__), Path(wire.__file__)):
         h.update(b"\0file\0" + Path(source).read_bytes())
-    for _, gid, source in _reference_cells(reference_notebook(chapter, root)):
+    for _, gid, source in reference_cells(reference_notebook(chapter, root)):
         h.update(b"\0cell\0" + gid.encode() + b"\0" + source.encode())
     for v in sorted(load_variants(chapter, "mutant", root), key=lambda v: v.name):
         h.update(b"\0mutant\0" + "\0".join((v.name, v.cell, v.source, ",".join(v.fails))).encode())

@@ -48,23 +48,14 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from nbgrader.utils import is_grade
 from traitlets import Bool, Integer, Unicode
 
-from course.grading import paths, references
+from course.grading import paths, references, runs
 from course.grading.config import Limits, limits as course_limits
 from course.grading.judge import JudgeError, Verdict, check_coverage, decide, load
 from course.grading.records import (TAMPER_FLAG, CellReport, Report, WorkerResult, clean_lines, exercise_of, grade_id,
                                     graded_ids, points)
-from course.grading.sandbox import detect
+from course.grading.sandbox import cap_memory, detect
 from course.grading.text import clean_html, markdown_block, markdown_cell_html, markdown_html, one_line, printable
 
-
-def cap_memory(limit: int) -> None:
-    """Cap this process's data segment at ``limit`` bytes (never raise a cap already lower)."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
-    want = limit if soft == resource.RLIM_INFINITY else min(soft, limit)
-    try:
-        resource.setrlimit(resource.RLIMIT_DATA, (want, hard))
-    except (ValueError, OSError):
-        pass
 
 
 def verdicts_for(judge, result: WorkerResult, refs: dict[str, dict]) -> dict[str, Verdict]:
@@ -198,7 +189,6 @@ class JudgeExecute(NbGraderPreprocessor):
     references_file = Unicode("", help="reference results computed beforehand, for every seed").tag(config=True)
 
     def preprocess(self, nb, resources):
-        from course.grading import classgrade
         from course.grading.worker import run_submission
 
         root = Path(self.course_root or os.getcwd()).resolve()
@@ -213,7 +203,7 @@ class JudgeExecute(NbGraderPreprocessor):
         check_coverage(judge, graded_ids(nb), chapter)
         result = None
         if self.precomputed:
-            result = classgrade.load_run(Path(self.precomputed), chapter, student, nb, seed, limits)
+            result = runs.load_run(Path(self.precomputed), chapter, student, nb, seed, limits)
         if result is None:
             files = Path(resources.get("metadata", {}).get("path") or ".")
             result = run_submission(nb, chapter, student, judge.codes(), seed, files=files, limits=limits,
@@ -231,7 +221,7 @@ class JudgeExecute(NbGraderPreprocessor):
         rewrite_grade_cells(out, verdicts, result.kernel_status)
         report = report_for(chapter, student, out, result, verdicts, seed)
         report.diagnoses = diagnoses
-        staged = classgrade.staging_notes(root, chapter, student)
+        staged = runs.staging_notes(root, chapter, student)
         report.intake, report.repair = staged.get("intake", {}), staged.get("repair", {})
         report.flags += [f for f in staged.get("flags", []) if f not in report.flags]
         report.save(report_path(root, chapter, student))

@@ -29,7 +29,7 @@ from course.grading.paths import judge_dir
 from course.grading.judge import Judge, JudgeError, load
 from course.grading.sandbox import Limits
 from course.grading.worker import run_submission
-from nbgrader.utils import is_solution
+from nbgrader.utils import is_grade, is_locked, is_solution
 
 _MARKER_LINE = ("### BEGIN SOLUTION", "### END SOLUTION")
 _CACHE: dict[tuple, dict] = {}
@@ -92,6 +92,15 @@ def reference_notebook(chapter: str, root: Path) -> nbformat.NotebookNode:
 # it, on the reference, and decides each verdict: that is where the reference proves it passes. A student's
 # kernel that sets it only skips its own call, and loses that cell.
 REFERENCE_RUN = "COURSE_JUDGE_REFERENCE_RUN"
+
+
+def reference_cells(nb) -> list[tuple[int, str, str]]:
+    """(index, grade_id, source) of a reference notebook's solution cells and locked non-grade (setup) cells."""
+    out = []
+    for i, c in enumerate(nb.cells):
+        if c.cell_type == "code" and (is_solution(c) or (is_locked(c) and not is_grade(c))):
+            out.append((i, c.metadata.get("nbgrader", {}).get("grade_id", ""), c.source))
+    return out
 
 
 def cache_key(chapter: str, root: Path, seed: int, judge: Judge) -> str:

@@ -670,3 +670,13 @@ class Watchdog(threading.Thread):
 
     def stop(self) -> None:
         self._halt.set()
+
+
+def cap_memory(limit: int) -> None:
+    """Cap this process's data segment at ``limit`` bytes (never raise a cap already lower)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    want = limit if soft == resource.RLIM_INFINITY else min(soft, limit)
+    try:
+        resource.setrlimit(resource.RLIMIT_DATA, (want, hard))
+    except (ValueError, OSError):
+        pass

@@ -34,7 +34,7 @@ from pathlib import Path
 
 from course.grading import wire
 from course.grading.judge import decide, load
-from nbgrader.utils import is_grade, is_locked, is_solution
+from nbgrader.utils import is_grade
 
 
 @dataclass
@@ -63,15 +63,6 @@ def sweep_seeds(n: int, key: bytes = b"sweep") -> list[int]:
     from course.grading.references import student_seed
 
     return [student_seed(key, "sweep", f"student-{i}") for i in range(n)]
-
-
-def _reference_cells(nb) -> list[tuple[int, str, str]]:
-    """(index, grade_id, source) of a reference notebook's solution cells and locked non-grade (setup) cells."""
-    out = []
-    for i, c in enumerate(nb.cells):
-        if c.cell_type == "code" and (is_solution(c) or (is_locked(c) and not is_grade(c))):
-            out.append((i, c.metadata.get("nbgrader", {}).get("grade_id", ""), c.source))
-    return out
 
 
 def _prepare(chapter: str, root: Path, prefix: str):
@@ -116,13 +107,13 @@ def run(chapter: str, root: Path, seeds: list[int], donothing_seeds: int = 10, t
     ``costly_seeds``: probes with a time limit of their own (``judge.probe(..., seconds=)``, a probe that compiles)
     run for the first N seeds only (default: all); the test run uses it, ``make sweep`` does not."""
     from course.grading.known import load_variants
-    from course.grading.references import reference_notebook
+    from course.grading.references import reference_cells, reference_notebook
 
     root = Path(root).resolve()
     report = SweepReport(chapter=chapter, seeds=list(seeds))
     judge, shell = _prepare(chapter, root, "sweep")
     t0 = time.perf_counter()
-    for index, _cell_id, source in _reference_cells(reference_notebook(chapter, root)):
+    for index, _cell_id, source in reference_cells(reference_notebook(chapter, root)):
         result = shell.run_cell(source, store_history=False, silent=True)
         err = result.error_before_exec or result.error_in_exec
         if err is not None:
@@ -225,14 +216,14 @@ def variants(chapter: str, root: Path, seeds: list[int], names: list[str] | None
     variants are trusted code), so every mutant can be checked in a test run that must stay short.
     """
     from course.grading.known import load_variants
-    from course.grading.references import reference_notebook
+    from course.grading.references import reference_cells, reference_notebook
 
     root = Path(root).resolve()
     t0 = time.perf_counter()
     report = VariantReport(chapter=chapter, seeds=list(seeds))
     judge, shell = _prepare(chapter, root, "variants")
     nb = reference_notebook(chapter, root)
-    cells = _reference_cells(nb)
+    cells = reference_cells(nb)
     graded = [c.metadata["nbgrader"]["grade_id"] for c in nb.cells if is_grade(c)]
     namespace, errors = _fresh_namespace(shell, cells, {})
     if errors:
