@@ -79,7 +79,8 @@ def rewrite(path: Path, chapter: str) -> tuple[str, str | None]:
     if not hasattr(mod, "SOURCE"):
         return "already CHANGES", None
     source = known.textwrap_dedent(mod.SOURCE)
-    base = known.reference_solution(chapter, mod.CELL)
+    base = known.reference_solution(known.solution_cells(known.read(known.notebook_path(chapter))), mod.CELL,
+                                    str(path))
     pairs = changes_for(base, source)
     if pairs is None:
         return "kept whole (no line-level change found)", None

@@ -207,6 +207,7 @@ def load_variants(assignment: str, kind: str, root: Path = REPO) -> list[Variant
     """Load ``tests/mutants/<assignment>/*.py`` (kind="mutant") or ``tests/alternatives/...`` (kind="alternative")."""
     folder = root / "tests" / ("mutants" if kind == "mutant" else "alternatives") / assignment
     out = []
+    reference = None
     for path in sorted(folder.glob("*.py")):
         if path.name.startswith("_"):
             continue
@@ -218,7 +219,9 @@ def load_variants(assignment: str, kind: str, root: Path = REPO) -> list[Variant
             if kind != "mutant" or path.stem.startswith("blind_") or hasattr(mod, "SOURCE"):
                 raise ValueError(f"{path}: CHANGES is for authored mutants only, instead of SOURCE (blind answers and "
                                  "alternatives stay whole)")
-            source = apply_changes(reference_solution(assignment, mod.CELL, root), mod.CHANGES, str(path))
+            if reference is None:  # the source notebook, read once per call, only where a mutant needs it
+                reference = solution_cells(read(notebook_path(assignment, root)))
+            source = apply_changes(reference_solution(reference, mod.CELL, str(path)), mod.CHANGES, str(path))
         else:
             source = textwrap_dedent(mod.SOURCE)
         if kind == "mutant" and not fails:
@@ -232,12 +235,12 @@ def load_variants(assignment: str, kind: str, root: Path = REPO) -> list[Variant
     return out
 
 
-def reference_solution(assignment: str, cell: str, root: Path = REPO) -> str:
-    """The reference's solution cell ``cell`` as a variant's SOURCE would hold it: markers removed, dedented."""
-    sols = solution_cells(read(notebook_path(assignment, root)))
-    if cell not in sols:
-        raise ValueError(f"no solution cell {cell!r} in {assignment}")
-    return textwrap_dedent(strip_markers(sols[cell]))
+def reference_solution(solutions: dict[str, str], cell: str, where: str = "") -> str:
+    """The reference's solution cell ``cell`` (from :func:`solution_cells`) as a variant's SOURCE would hold it:
+    markers removed, dedented."""
+    if cell not in solutions:
+        raise ValueError(f"{where}: no solution cell {cell!r} in the reference")
+    return textwrap_dedent(strip_markers(solutions[cell]))
 
 
 def apply_changes(base: str, changes, where: str = "CHANGES") -> str:
