@@ -138,6 +138,35 @@ def test_watchdog_kills_a_tree_over_its_wall_time(tmp_path):
     assert p.returncode is not None
 
 
+def test_a_reused_pid_is_never_killed_as_the_kernel_it_once_was():
+    """The grader kills a kernel's tree after nbgrader's kernel manager has reaped it, and its watchdog polls it
+    while it runs. Once reaped, the kernel's PID (and its number as a process group) can go to any process on the
+    machine: a classmate's run, the instructor's lab server. A tree is named by (pid, start time), so a process
+    with the right PID but another start time is a stranger: no tree, no kill, no watchdog verdict."""
+    import time
+    stranger = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
+    try:
+        real = sb.start_time(stranger.pid)
+        assert real is not None and sb.start_time(2 ** 22 + 7) is None
+        assert sb.descendants(stranger.pid, real) == [stranger.pid]
+        # what the grader recorded for the kernel that had this PID before: another start time
+        sb.kill_tree(stranger.pid, real - 1)
+        assert sb.descendants(stranger.pid, real - 1) == []
+        dog = sb.Watchdog(stranger.pid, sb.Limits(), deadline=time.monotonic() - 1, interval=0.05)
+        dog.started = real - 1  # it was built for the kernel that had this PID before
+        dog.start()
+        dog.join(timeout=5)
+        assert not dog.is_alive() and dog.reason == "" and dog.peak_processes == 0
+        time.sleep(0.3)
+        assert stranger.poll() is None, "a process that only shares a dead kernel's PID was killed"
+        sb.kill_tree(stranger.pid, real)  # the same process, named right: killed with its group
+        assert stranger.wait(timeout=10) == -9
+    finally:
+        if stranger.poll() is None:
+            stranger.kill()
+            stranger.wait()
+
+
 def test_inotify_reports_a_read_of_a_decoy(tmp_path):
     decoy = tmp_path / "gradebook.db"
     decoy.write_text("decoy")

@@ -571,8 +571,26 @@ def _count_own_processes() -> int:
     return n
 
 
-def descendants(pid: int) -> list[int]:
-    """Return ``pid`` and every process below it (from /proc)."""
+def start_time(pid: int) -> int | None:
+    """When ``pid`` started (clock ticks after boot, from /proc), or None if no such process.
+
+    A PID is reused once its process is reaped: the pair (pid, start time) names one process for good.
+    """
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return int(stat[stat.rfind(")") + 2:].split()[19])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def descendants(pid: int, started: int | None = None) -> list[int]:
+    """Return ``pid`` and every process below it (from /proc).
+
+    With ``started`` (the root's :func:`start_time`), a root that is no longer that process (it ended and
+    its PID went to another) has no tree: the list is empty, never a stranger's processes.
+    """
+    if started is not None and start_time(pid) != started:
+        return []
     children: dict[int, list[int]] = {}
     for d in Path("/proc").iterdir():
         if not d.name.isdigit():
@@ -603,9 +621,17 @@ def memory_bytes(pid: int) -> int:
     return 0
 
 
-def kill_tree(pid: int) -> None:
-    """SIGKILL ``pid``, its session and every descendant."""
-    procs = descendants(pid)
+def kill_tree(pid: int, started: int | None = None) -> None:
+    """SIGKILL ``pid``, its session and every descendant.
+
+    Give ``started`` (the root's :func:`start_time` while it ran): once the root has ended and been reaped,
+    its PID, and its number as a process group, may belong to someone else's process, which must not be
+    killed. A root that is no longer that process is left alone; what it left inside the sandbox is the
+    sandbox's to reap (its cgroup and uid), and bwrap's pid namespace ends with it.
+    """
+    procs = descendants(pid, started)
+    if not procs:
+        return
     try:
         os.killpg(os.getpgid(pid), signal.SIGKILL)
     except (OSError, ProcessLookupError):
@@ -628,6 +654,7 @@ class Watchdog(threading.Thread):
                  dirs: list[tuple[Path, int]] | None = None) -> None:
         super().__init__(daemon=True)
         self.pid, self.limits, self.deadline, self.interval = pid, limits, deadline, interval
+        self.started = start_time(pid)  # the tree is this process's, not a later one's with its PID
         self.dirs = list(dirs or [])  # (host folder the code inside can write, bytes it may hold)
         self.reason = ""
         self.peak_rss = 0
@@ -639,7 +666,9 @@ class Watchdog(threading.Thread):
         polls = 0
         while not self._halt.wait(self.interval):
             polls += 1
-            procs = descendants(self.pid)
+            procs = descendants(self.pid, self.started)
+            if not procs:  # the kernel ended: nothing left to watch (its PID may now be another's)
+                return
             rss = sum(memory_bytes(p) for p in procs)
             self.peak_rss = max(self.peak_rss, rss)
             self.peak_processes = max(self.peak_processes, len(procs))
@@ -665,7 +694,7 @@ class Watchdog(threading.Thread):
                                        f"({entries} entries) into {path.name}/ (cap {cap / 2**20:.0f} MiB)")
                         break
             if self.reason:
-                kill_tree(self.pid)
+                kill_tree(self.pid, self.started)
                 return
 
     def stop(self) -> None:

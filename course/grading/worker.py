@@ -40,7 +40,7 @@ from nbclient.util import ensure_async, run_sync
 
 from course.grading import intake, wire
 from course.grading.config import Limits
-from course.grading.sandbox import Inotify, Sandbox, Watchdog, descendants, detect, kill_tree
+from course.grading.sandbox import Inotify, Sandbox, Watchdog, descendants, detect, kill_tree, start_time
 from course.grading.records import WorkerResult, grade_id
 from course.grading.text import one_line
 from nbgrader.preprocessors import ClearHiddenTests
@@ -283,6 +283,7 @@ class _Run:
         self.client: NotebookClient | None = None
         self.km: SandboxedKernelManager | None = None
         self.watchdog: Watchdog | None = None
+        self.kernel: tuple[int, int | None] | None = None  # the kernel's (pid, start time): it, not its PID's next owner
         self.last_reply: dict | None = None
 
     def time_left(self) -> float:
@@ -303,6 +304,7 @@ class _Run:
         await self.client.async_start_new_kernel_client()
         pid = self.km.process_pid
         if pid:
+            self.kernel = (pid, start_time(pid))  # not reaped yet: the provisioner has not polled it
             self.watchdog = Watchdog(pid, self.limits, self.deadline, dirs=self.sandbox.watched_dirs())
             self.watchdog.start()
 
@@ -310,7 +312,7 @@ class _Run:
         self.last_reply = kw.get("execute_reply")
 
     async def stop(self) -> None:
-        pid = self.km.process_pid if self.km else None
+        kernel, self.kernel = self.kernel, None
         if self.watchdog:
             self.watchdog.stop()
             if self.watchdog.reason and self.watchdog.reason not in self.result.flags:
@@ -326,8 +328,8 @@ class _Run:
                     self.client.kc.stop_channels()
             except Exception:  # noqa: BLE001
                 pass
-        if pid:
-            kill_tree(pid)
+        if kernel:  # shutdown_kernel reaped it: by PID alone this could name another process, even its group
+            kill_tree(*kernel)
         await asyncio.to_thread(self.sandbox.reap)
         log = getattr(self.km, "_log", None)
         if log:
@@ -385,8 +387,7 @@ class _Run:
         return "ok"
 
     def processes(self) -> int:
-        pid = self.km.process_pid if self.km else None
-        return len(descendants(pid)) if pid else 0
+        return len(descendants(*self.kernel)) if self.kernel else 0
 
     def crowded(self) -> bool:
         """Whether the sandbox holds far more processes than a kernel needs (a fork bomb's leftovers)."""
