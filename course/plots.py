@@ -215,3 +215,56 @@ def compile_timeline(events: list[dict], n_calls: int, title: str = "compiles an
     fig.tight_layout()
     plt.show()
     return fig
+
+
+def block_kinds(allowed: torch.Tensor, block: int) -> torch.Tensor:
+    """Classify each ``block`` x ``block`` tile of a 2-D boolean mask; return an int tensor of tiles.
+
+    ``allowed[q, k]`` says whether query ``q`` may attend to key ``k``. A tile is 0 when it allows no pair
+    (an attention kernel can skip it), 1 when it allows some (the mask must be applied inside it) and 2 when
+    it allows every pair (no mask needed). The last tile of a row or column may be smaller than ``block``.
+    """
+    if allowed.dim() != 2 or allowed.dtype != torch.bool:
+        raise ValueError(f"want a 2-D bool mask, got {allowed.dtype} of shape {tuple(allowed.shape)}")
+    rows, cols = -(-allowed.shape[0] // block), -(-allowed.shape[1] // block)
+    out = torch.zeros(rows, cols, dtype=torch.int64)
+    for i in range(rows):
+        for j in range(cols):
+            tile = allowed[i * block:(i + 1) * block, j * block:(j + 1) * block]
+            out[i, j] = 2 if bool(tile.all()) else 1 if bool(tile.any()) else 0
+    return out
+
+
+def block_mask_picture(masks: dict[str, torch.Tensor], block: int, title: str = ""):
+    """Draw attention masks with their block grid; return the figure.
+
+    ``masks`` maps a name to a 2-D bool mask (query on y, key on x). Each panel shows the allowed pairs in
+    dark, the tiles of :func:`block_kinds` as a tint (grey: skipped, none allowed; orange: partial, masked
+    inside; green: full, no mask) and, in its title, the share of tiles skipped.
+    """
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import ListedColormap
+
+    fig, axes = plt.subplots(1, len(masks), figsize=(3.2 * len(masks), 3.4), squeeze=False)
+    tint = ListedColormap(["#d9d9d9", "#fdae6b", "#a1d99b"])
+    for ax, (name, allowed) in zip(axes[0], masks.items()):
+        kinds = block_kinds(allowed, block)
+        q, k = allowed.shape
+        ax.imshow(kinds.numpy(), cmap=tint, vmin=0, vmax=2, extent=(0, kinds.shape[1] * block,
+                                                                      kinds.shape[0] * block, 0))
+        ax.imshow(allowed.numpy(), cmap=ListedColormap([(0, 0, 0, 0), (0.1, 0.1, 0.3, 0.85)]),
+                  extent=(0, k, q, 0), interpolation="nearest")
+        for edge in range(0, max(q, k) + 1, block):
+            ax.axhline(edge, color="white", lw=0.8)
+            ax.axvline(edge, color="white", lw=0.8)
+        skipped = float((kinds == 0).float().mean()) * 100
+        ax.set_title(f"{name}\n{skipped:.0f}% of tiles skipped", fontsize=9)
+        ax.set_xlabel("key index")
+        ax.set_ylabel("query index")
+        ax.set_xlim(0, k)
+        ax.set_ylim(q, 0)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    plt.show()
+    return fig

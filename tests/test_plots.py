@@ -100,3 +100,29 @@ def test_compile_timeline_puts_one_marker_per_compile_on_its_row():
     assert [tuple(m.get_offsets()[0]) for m in markers] == [(0, 1), (0, 3), (2, 2)]
     assert markers[2].get_facecolors().size == 0 or markers[2].get_facecolors()[0][3] == 0   # hollow: dynamic
     assert [t.get_text() for t in ax.texts] == ["first call", "first call", "0/0: size mismatch at index 0"]
+
+
+def test_block_kinds_agree_with_flex_attention_s_block_mask():
+    """A tile is skipped (0), partial (1) or full (2); FlexAttention's BlockMask keeps the same summary, as counts
+    of partial (kv_num_blocks) and full (full_kv_num_blocks) tiles per query row."""
+    import pytest
+    from torch.nn.attention.flex_attention import create_block_mask, create_mask
+
+    def window(b, h, q, k):
+        return (q >= k) & (q - k < 20)
+
+    for n, block in ((96, 32), (100, 32)):     # a last tile smaller than the block, too
+        dense = create_mask(window, None, None, n, n, device="cpu")[0, 0]
+        kinds = plots.block_kinds(dense, block)
+        if n % block == 0:
+            bm = create_block_mask(window, None, None, n, n, device="cpu", BLOCK_SIZE=block)
+            assert kinds.eq(1).sum(1).tolist() == bm.kv_num_blocks[0, 0].tolist()
+            assert kinds.eq(2).sum(1).tolist() == bm.full_kv_num_blocks[0, 0].tolist()
+        assert kinds.shape == (-(-n // block),) * 2
+        assert kinds[0, 0] == 1 and kinds[0, -1] == 0 and kinds[-1, 0] == 0
+    assert plots.block_kinds(torch.ones(4, 4, dtype=torch.bool), 2).eq(2).all()
+    with pytest.raises(ValueError):
+        plots.block_kinds(torch.ones(4, 4), 2)
+    fig = plots.block_mask_picture({"causal": torch.ones(8, 8, dtype=torch.bool).tril(),
+                                    "all": torch.ones(8, 8, dtype=torch.bool)}, block=4)
+    assert [ax.get_title() for ax in fig.axes] == ["causal\n25% of tiles skipped", "all\n0% of tiles skipped"]
