@@ -348,6 +348,15 @@ def touch(obj: Any) -> int:
         return sum(touch(o) for o in obj)
     if isinstance(obj, dict):
         return sum(touch(k) + touch(v) for k, v in obj.items())
+    if type(obj).__module__.startswith("pyarrow") and (hasattr(obj, "buffers") or hasattr(obj, "chunks")):
+        # an Arrow array (or a column of chunks): read its buffers in place, as a reader of every item does,
+        # without making a Python object per item
+        total = 0
+        for chunk in getattr(obj, "chunks", [obj]):
+            for buf in chunk.buffers():
+                if buf is not None and buf.size:
+                    total += int(np.frombuffer(buf, dtype=np.uint8)[::4096].sum())
+        return total
     if type(obj).__module__.startswith("PIL.") and hasattr(obj, "getpixel"):
         w, h = obj.size
         step = max(1, 4096 // max(1, len(obj.getbands())))  # one pixel per page, no copy of the image
@@ -490,6 +499,90 @@ class MemmapRows(Dataset):
         if self._mm is None:
             self._mm = np.memmap(self.path, dtype=np.uint8, mode="r", shape=self.shape)
         return torch.from_numpy(np.array(self._mm[i]))
+
+
+def write_arrow_strings(path: str | os.PathLike, strings: list[str], column: str = "path") -> int:
+    """Write ``strings`` as an Arrow IPC file with one string column named ``column``; return the file's bytes.
+
+    All the strings sit end to end in one data buffer, with one offsets buffer: no Python object per item.
+    """
+    import pyarrow as pa
+
+    table = pa.table({column: pa.array(strings, type=pa.string())})
+    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+        writer.write_table(table)
+    # Written back now: until then its pages in the page cache are dirty, and a process that maps them counts
+    # them as its own private dirty memory (as numpy.memmap's flush() does for write_memmap).
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    return os.path.getsize(path)
+
+
+def open_arrow_column(path: str | os.PathLike, column: str = "path"):
+    """Memory-map the Arrow IPC file at ``path`` and return its column ``column`` (a ``pyarrow.ChunkedArray``).
+
+    Nothing is read or copied here: the column's buffers point into the map, so its pages come from the OS
+    page cache, shared by every process that maps the file, and reading them writes nothing.
+    """
+    import pyarrow as pa
+
+    return pa.ipc.open_file(pa.memory_map(str(path), "r")).read_all().column(column)
+
+
+class ArrowColumn(Dataset):
+    """The items of one column of an Arrow IPC file, as Python values; holds only the path and the column name.
+
+    The file is memory-mapped lazily, in the process that reads it (each worker maps it once), so pickling the
+    dataset for a ``spawn`` worker sends about a hundred bytes, and a ``fork`` worker's reads leave its private
+    memory alone (the pages are the file's, shared through the page cache).
+    """
+
+    def __init__(self, path: str | os.PathLike, column: str = "path") -> None:
+        self.path, self.column = str(path), column
+        self._col = None
+
+    def __getstate__(self) -> dict:
+        return {"path": self.path, "column": self.column, "_col": None}  # never pickle an open map
+
+    def _data(self):
+        if self._col is None:
+            self._col = open_arrow_column(self.path, self.column)
+        return self._col
+
+    def __len__(self) -> int:
+        return len(self._data())
+
+    def __getitem__(self, i: int):
+        return self._data()[i].as_py()
+
+
+class NoisyRows(Dataset):
+    """Rows ``i * ones(dim)`` plus noise, a stand-in for a random augmentation; shows what a resumed loader replays.
+
+    With ``own_rng=False`` the noise comes from the worker's global torch generator (the usual
+    ``torch.rand`` in ``__getitem__``). With ``own_rng=True`` it comes from a generator seeded by
+    ``(seed, epoch, i)``: the same sample gets the same noise whichever worker draws it, and whenever.
+    """
+
+    def __init__(self, n: int, dim: int = 4, own_rng: bool = False, seed: int = 0) -> None:
+        self.n, self.dim, self.own_rng, self.seed, self.epoch = n, dim, own_rng, seed, 0
+
+    def set_epoch(self, epoch: int) -> None:
+        self.epoch = epoch
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, i: int) -> torch.Tensor:
+        if self.own_rng:
+            g = torch.Generator().manual_seed((self.seed * 1_000_003 + self.epoch) * 1_000_003 + i)
+            noise = torch.rand(self.dim, generator=g, dtype=torch.float64)
+        else:
+            noise = torch.rand(self.dim, dtype=torch.float64)
+        return torch.full((self.dim,), float(i), dtype=torch.float64) + noise
 
 
 class OwnRngDataset(Dataset):

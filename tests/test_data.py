@@ -3,12 +3,15 @@ from __future__ import annotations
 
 import os
 import pickle
+import shutil
 import subprocess
+import tempfile
 import time
 
 import pytest
 import torch
 from torch.utils.data import DataLoader
+from pathlib import Path
 
 from course import data as D
 
@@ -149,11 +152,18 @@ def test_worker_memory_fork_copies_python_objects_not_arrays():
     if "fork" not in mp.get_all_start_methods():
         pytest.skip("needs fork")
     strings = [f"/some/path/img_{i:08d}.jpg" for i in range(200_000)]
-    mem = D.worker_memory({"none": [], "list": strings, "array": [np.array(strings, dtype="S")]}, context="fork")
+    arrow_file = Path(tempfile.mkdtemp()) / "paths.arrow"
+    D.write_arrow_strings(arrow_file, strings)
+    mem = D.worker_memory({"none": [], "list": strings, "array": [np.array(strings, dtype="S")],
+                           "arrow": [D.open_arrow_column(arrow_file)]}, context="fork")
     base = mem["none"]["private_dirty"]
     assert {r["pid"] for r in mem.values()}.isdisjoint({os.getpid()})
     assert mem["list"]["private_dirty"] - base > 8 * 2**20  # refcount writes copied the pages
     assert mem["array"]["private_dirty"] - base < 4 * 2**20
+    # the map's pages are the file's (written back by write_arrow_strings): reading all of them copies nothing
+    assert arrow_file.stat().st_size > 4 * 2**20 and mem["arrow"]["private_dirty"] - base < 2 * 2**20
+    assert mem["arrow"]["checksum"] != 0
+    shutil.rmtree(arrow_file.parent)
     assert [p for p in mp.active_children() if p.is_alive()] == []
 
 
@@ -192,6 +202,65 @@ def test_memmap_rows_pickle_only_the_path(tmp_path):
     assert clone._mm is None and torch.equal(clone[3], row) and D.pickled_size(ds) < 300
     got = sorted((int(r[0]), int(r[1])) for r in DataLoader(ds, batch_size=None, num_workers=1))
     assert got == sorted((int(ds[i][0]), int(ds[i][1])) for i in range(5))
+
+
+def test_arrow_column_maps_lazily_and_pickles_as_its_path(tmp_path):
+    strings = ["a", "", "héllo wörld", "x" * 5000] * 3
+    path = tmp_path / "s.arrow"
+    assert D.write_arrow_strings(path, strings, column="text") == path.stat().st_size > 5000
+    col = D.open_arrow_column(path, "text")
+    assert col.to_pylist() == strings
+    ds = D.ArrowColumn(path, "text")
+    assert ds._col is None and len(ds) == 12 and ds[2] == "héllo wörld" and ds._col is not None
+    clone = pickle.loads(pickle.dumps(ds))      # the open map is not pickled
+    assert clone._col is None and clone[3] == "x" * 5000 and D.pickled_size(ds) < 300
+    got = list(DataLoader(ds, batch_size=None, num_workers=1, multiprocessing_context="spawn"))
+    assert got == strings
+    assert D.touch([col]) > 0 and D.touch(col) == D.touch([col])
+    with pytest.raises(KeyError):
+        D.open_arrow_column(path, "path")
+
+
+def test_noisy_rows_own_rng_is_a_function_of_the_sample():
+    a, b = D.NoisyRows(10, own_rng=True, seed=3), D.NoisyRows(10, own_rng=True, seed=3)
+    assert torch.equal(a[4], b[4]) and torch.equal(a[4], a[4]) and a[4].floor().eq(4).all()
+    assert not torch.equal(a[4], D.NoisyRows(10, own_rng=True, seed=4)[4])
+    b.set_epoch(1)
+    assert not torch.equal(a[4], b[4])
+    plain = D.NoisyRows(10)
+    assert not torch.equal(plain[4], plain[4]) and a[4].dtype == torch.float64 and len(plain) == 10
+
+
+def test_stateful_dataloader_resumes_mid_epoch_bit_for_bit_with_spawn_workers():
+    """What Chapter 5's Trap 5 cell says the tests check: with two spawn workers, a StatefulDataLoader stopped after 3
+    batches and resumed from its state_dict in a new loader yields exactly the rest of the epoch (noise seeded per
+    sample); the state holds a snapshot of each worker. The plain DataLoader restarts the epoch."""
+    import warnings
+
+    from torchdata.stateful_dataloader import StatefulDataLoader
+
+    def make(cls=StatefulDataLoader):
+        return cls(D.NoisyRows(24, own_rng=True), batch_size=4, shuffle=True, num_workers=2,
+                   multiprocessing_context="spawn", generator=torch.Generator().manual_seed(0))
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*set_vital.*")
+        whole = list(make())
+        first = make()
+        it = iter(first)
+        before = [next(it) for _ in range(3)]
+        state = first.state_dict()
+        del it
+        again = make()
+        again.load_state_dict(pickle.loads(pickle.dumps(state)))   # through a checkpoint file's bytes
+        rest = list(again)
+    assert len(whole) == 6 and len(rest) == 3
+    assert all(torch.equal(x, y) for x, y in zip(before + rest, whole))
+    assert sorted(torch.cat(before + rest)[:, 0].floor().long().tolist()) == list(range(24))
+    assert len(state["_snapshot"]["_worker_snapshots"]) == 2
+    restarted = DataLoader(D.NoisyRows(24, own_rng=True), batch_size=4, shuffle=True)
+    assert not hasattr(restarted, "state_dict")     # the plain loader can only start the epoch over
+    assert sorted(torch.cat(list(restarted))[:, 0].floor().long().tolist()) == list(range(24))
 
 
 def test_own_rng_dataset_and_reseed():
