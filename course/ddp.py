@@ -66,7 +66,7 @@ __all__ = ["start_method", "warm_up", "launch", "call_on_shards",
            "loopback_ifname", "settle_collectives"]
 
 # What the forkserver imports once, before it forks any rank: this module (and so torch and torch.distributed).
-#: And what every rank of Chapter 5 would otherwise import again, at every launch: torch.distributed.tensor (DTensor,
+#: And what every rank of Chapter 5b would otherwise import again, at every launch: torch.distributed.tensor (DTensor,
 #: with sympy: unpickling a notebook's function that uses torch.distributed imports it, 519 modules, 0.5 s a rank),
 #: the profiler helpers and torch._dynamo (DDP's first forward under the profiler imports it, with triton: 0.6 s).
 FORKSERVER_PRELOAD = ["course.ddp", "torch.distributed.tensor", "course.profiling", "course.traces", "torch._dynamo"]

@@ -1,4 +1,4 @@
-"""FSDP2 as it is used (Chapter 5): a mixed-precision policy, ``reshard_after_forward``, and a checkpoint of the
+"""FSDP2 as it is used (Chapter 5b): a mixed-precision policy, ``reshard_after_forward``, and a checkpoint of the
 model *and* its optimizer that another layout can load.
 
 :func:`practice_worker` runs on the ranks of :func:`course.ddp.launch` (``gloo`` on the CPU). It shards the

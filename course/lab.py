@@ -224,7 +224,8 @@ NEEDS = {  # what a chapter needs; a GPU is never required
     "02_autograd": "CPU. A CUDA GPU adds the allocator's peak-memory counters.",
     "03_torchscript": "CPU, and a C++ compiler for the AOTInductor and LibTorch parts (skipped without one).",
     "04_ecosystem": "CPU, offline (models are built without downloading weights).",
-    "05_engineering_traps": "CPU (DDP runs on gloo). A CUDA GPU adds SyncBatchNorm across ranks and CUDA memory tools.",
+    "05_engineering_traps": "CPU (DataLoader workers, autograd memory, bfloat16). A CUDA GPU adds the CUDA memory tools and float16.",
+    "05b_distributed": "CPU (DDP and FSDP2 run on gloo). A CUDA GPU adds SyncBatchNorm across ranks.",
     "06_torch_compile": "CPU with a C++ compiler (Inductor). A CUDA GPU adds Triton kernels and CUDA graphs.",
 }
 
@@ -274,7 +275,8 @@ def write_index(root: Path, dest: Path) -> Path:
                    "language_info": kernel_language_info()}
     nb.cells = [
         nbformat.v4.new_markdown_cell(
-            "# PyTorch Internals\n\nSix chapters on how PyTorch really works. Open a chapter, run it top to bottom "
+            "# PyTorch Internals\n\nSix chapters on how PyTorch really works (Chapter 5 in two notebooks: 5 and 5b, each "
+            "graded on its own). Open a chapter, run it top to bottom "
             "(*Run → Run All Cells*), then solve its exercises: each has a visible test, and the grader adds hidden "
             "tests on inputs you have not seen.\n\n| chapter | time | points | needs |\n|---|---|---|---|\n"
             + "\n".join(rows)

@@ -1,4 +1,4 @@
-"""Reading a training step's profiler trace for Chapter 5: phases, loader waits, collectives, graph size.
+"""Reading a training step's profiler trace for Chapters 5 and 5b: phases, loader waits, collectives, graph size.
 
 :mod:`course.profiling` (shared) records a few steps with ``torch.profiler``
 and parses the Chrome trace into :class:`course.profiling.Op` events. This

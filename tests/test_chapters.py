@@ -129,9 +129,9 @@ def test_mutants_lose_exactly_their_points(chapter, tmp_path_factory):
 
 
 #: Chapters whose variants are split over several test processes (each part in a group of its own, so the
-#: xdist workers share them): Chapter 5's launcher exercises start ranks for every variant, and one process for all
-#: 107 of its variants was the longest test of the run. Every variant is still checked, once.
-VARIANT_PARTS = {"05_engineering_traps": 3, "03_torchscript": 2}
+#: xdist workers share them): Chapter 5b's launcher exercises start ranks for every variant, and one process for all
+#: of them was the longest test of the run. Every variant is still checked, once.
+VARIANT_PARTS = {"05b_distributed": 2, "03_torchscript": 2}
 
 
 def variant_parts():
@@ -273,7 +273,7 @@ _course_remove_fork()
 del _course_remove_fork
 """
 # The chapters whose cells start processes (DataLoader workers, DDP ranks, Lightning's DDP).
-NO_FORK_CHAPTERS = [ch for ch in CHAPTERS if ch in ("04_ecosystem", "05_engineering_traps")]
+NO_FORK_CHAPTERS = [ch for ch in CHAPTERS if ch in ("04_ecosystem", "05_engineering_traps", "05b_distributed")]
 
 
 @pytest.mark.parametrize("chapter", [pytest.param(ch, marks=pytest.mark.xdist_group(f"nofork-{ch}"))
@@ -285,10 +285,10 @@ def test_student_mode_runs_where_fork_does_not_exist(chapter, tmp_path, monkeypa
     marker = tmp_path / "no-fork-applied"
     (startup / "00-no-fork.py").write_text(NO_FORK_STARTUP.replace("MARKER", repr(str(marker))))
     monkeypatch.setenv("IPYTHONDIR", str(tmp_path / "ipython"))
-    # Chapter 5 in grading mode (smaller sizes; 252 s in student mode here, most of it DataLoader benchmarks whose
-    # workers start the same way either way): its fork-only cells, DataLoader lessons and launches all still run.
+    # Chapters 5 and 5b in grading mode (smaller sizes; Chapter 5's student mode is mostly DataLoader benchmarks whose
+    # workers start the same way either way): their fork-only cells, DataLoader lessons and launches all still run.
     # Chapter 4 in student mode: its Lightning DDP cell (a script that spawns two ranks) is skipped while grading.
-    grading_mode = chapter == "05_engineering_traps"
+    grading_mode = chapter in ("05_engineering_traps", "05b_distributed")
     seconds, nb = grading.execute(grading.notebook_path(chapter), grading=grading_mode, timeout=CELL_HANG_GUARD)
     print(f"[{chapter}] {'grading' if grading_mode else 'student'} mode without fork: {seconds:.1f} s; "
           f"slowest cells: {grading.slowest_cells(nb)}")
@@ -296,6 +296,8 @@ def test_student_mode_runs_where_fork_does_not_exist(chapter, tmp_path, monkeypa
     assert marker.exists(), "the kernel's start-up file did not remove fork"
     if chapter == "05_engineering_traps":
         assert "this platform has no fork start method" in outputs, "the kernel still had fork"
+    if chapter == "05b_distributed":
+        assert "DDP ranks start with: forkserver" in outputs, "the ranks did not start through the forkserver"
 
 
 @pytest.mark.skipif(shutil.which("chromium") is not None or Path("/usr/bin/chromium").exists(),

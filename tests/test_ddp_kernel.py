@@ -1,4 +1,4 @@
-"""Chapter 5's launcher exercises in a real Jupyter kernel (its ``__main__`` has no file), under spawn and forkserver.
+"""Chapter 5b's launcher exercises in a real Jupyter kernel (its ``__main__`` has no file), under spawn and forkserver.
 
 Each exercise's reference solution passes its visible test, and one mutant per exercise fails it, after a backward
 in the kernel (what kills forked ranks on a machine that can see a GPU). The student's function reaches the ranks
@@ -14,7 +14,7 @@ from course.grading import known as grading
 from course.grading import nbgrader_io
 from course.grading.worker import strip_hidden_tests
 
-CHAPTER = "05_engineering_traps"
+CHAPTER = "05b_distributed"
 # (data cell, solution cell, visible test cell, mutant that must fail that test)
 EXERCISES = [("ex52_data", "sync_batch_stats", "test_sync_stats_mean_count", "sync_1_mean_of_means"),
              ("ex52b_data", "train_logged", "test_logged_values", "logged_3_mean_of_rank_means"),

@@ -11,7 +11,7 @@ from tools.nbtool import HIDDEN_CALL
 
 SOURCES = {ch: grading.notebook_path(ch) for ch in CHAPTERS}
 EXPECTED_CHAPTERS = ["01_dynamic_graphs", "02_autograd", "03_torchscript", "04_ecosystem",
-                     "05_engineering_traps", "06_torch_compile"]
+                     "05_engineering_traps", "05b_distributed", "06_torch_compile"]
 
 
 def test_chapters_exist():

@@ -1,6 +1,6 @@
 """The project's own GPU check: every chapter run as a student on this machine's torch, errors allowed.
 
-    make gpu-check [CHAPTERS="01_dynamic_graphs 05_engineering_traps"] [GPU_PYTHON=/path/to/python]
+    make gpu-check [CHAPTERS="01_dynamic_graphs 05b_distributed"] [GPU_PYTHON=/path/to/python]
     python tools/gpu_check.py [CHAPTER ...] [--out .bench/gpu-check] [--timeout 900]    (CHAPTER: 01 or 01_dynamic_graphs)
 
 Each chapter's source notebook runs in a fresh kernel of its own, as a student's notebook with the reference
