@@ -476,29 +476,47 @@ def write_memmap(path: str | os.PathLike, rows: int, cols: int, seed: int = 0) -
     return rows, cols
 
 
-class MemmapRows(Dataset):
+class _MappedFile(Dataset):
+    """A dataset over a file that each process maps for itself: it pickles as its arguments, never an open map.
+
+    The file is opened lazily, at the first read in the process that reads (each worker opens its own map), and its
+    pages come from the OS page cache, which all workers share.
+    """
+
+    def __init__(self) -> None:
+        self._opened = None
+
+    def _open(self):
+        raise NotImplementedError
+
+    def _data(self):
+        if self._opened is None:
+            self._opened = self._open()
+        return self._opened
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "_opened": None}  # never pickle an open map
+
+
+class MemmapRows(_MappedFile):
     """Rows of a uint8 ``numpy.memmap`` file as tensors; holds only the path and the shape.
 
-    The file is opened lazily, in the process that reads it (each worker
-    opens its own map), and its pages come from the OS page cache, which all
-    workers share: nothing is pickled but the path, and nothing is copied
-    into a worker's private memory but the rows it returns.
+    Each worker opens its own map: nothing is pickled but the path, and nothing is copied into a worker's private
+    memory but the rows it returns.
     """
 
     def __init__(self, path: str | os.PathLike, shape: tuple[int, int]) -> None:
+        super().__init__()
         self.path, self.shape = str(path), tuple(shape)
-        self._mm: np.memmap | None = None
 
-    def __getstate__(self) -> dict:
-        return {"path": self.path, "shape": self.shape, "_mm": None}  # never pickle an open map
+    def _open(self) -> np.memmap:
+        return np.memmap(self.path, dtype=np.uint8, mode="r", shape=self.shape)
 
     def __len__(self) -> int:
         return self.shape[0]
 
     def __getitem__(self, i: int) -> torch.Tensor:
-        if self._mm is None:
-            self._mm = np.memmap(self.path, dtype=np.uint8, mode="r", shape=self.shape)
-        return torch.from_numpy(np.array(self._mm[i]))
+        return torch.from_numpy(np.array(self._data()[i]))
 
 
 def write_arrow_strings(path: str | os.PathLike, strings: list[str], column: str = "path") -> int:
@@ -532,7 +550,7 @@ def open_arrow_column(path: str | os.PathLike, column: str = "path"):
     return pa.ipc.open_file(pa.memory_map(str(path), "r")).read_all().column(column)
 
 
-class ArrowColumn(Dataset):
+class ArrowColumn(_MappedFile):
     """The items of one column of an Arrow IPC file, as Python values; holds only the path and the column name.
 
     The file is memory-mapped lazily, in the process that reads it (each worker maps it once), so pickling the
@@ -541,16 +559,11 @@ class ArrowColumn(Dataset):
     """
 
     def __init__(self, path: str | os.PathLike, column: str = "path") -> None:
+        super().__init__()
         self.path, self.column = str(path), column
-        self._col = None
 
-    def __getstate__(self) -> dict:
-        return {"path": self.path, "column": self.column, "_col": None}  # never pickle an open map
-
-    def _data(self):
-        if self._col is None:
-            self._col = open_arrow_column(self.path, self.column)
-        return self._col
+    def _open(self):
+        return open_arrow_column(self.path, self.column)
 
     def __len__(self) -> int:
         return len(self._data())

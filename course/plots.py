@@ -226,13 +226,17 @@ def block_kinds(allowed: torch.Tensor, block: int) -> torch.Tensor:
     """
     if allowed.dim() != 2 or allowed.dtype != torch.bool:
         raise ValueError(f"want a 2-D bool mask, got {allowed.dtype} of shape {tuple(allowed.shape)}")
-    rows, cols = -(-allowed.shape[0] // block), -(-allowed.shape[1] // block)
-    out = torch.zeros(rows, cols, dtype=torch.int64)
-    for i in range(rows):
-        for j in range(cols):
-            tile = allowed[i * block:(i + 1) * block, j * block:(j + 1) * block]
-            out[i, j] = 2 if bool(tile.all()) else 1 if bool(tile.any()) else 0
-    return out
+    q, k = allowed.shape
+    rows, cols = -(-q // block), -(-k // block)
+    if rows == 0 or cols == 0:
+        return torch.zeros(rows, cols, dtype=torch.int64)
+    # padded with "not allowed" to whole tiles: each tile's count of allowed pairs, against the pairs it really has
+    padded = torch.nn.functional.pad(allowed.to(torch.int64), (0, cols * block - k, 0, rows * block - q))
+    count = padded.view(rows, block, cols, block).sum(dim=(1, 3))
+    height = torch.full((rows,), block, dtype=torch.int64)
+    width = torch.full((cols,), block, dtype=torch.int64)
+    height[-1], width[-1] = q - (rows - 1) * block, k - (cols - 1) * block
+    return torch.where(count == height[:, None] * width[None, :], 2, (count > 0).to(torch.int64))
 
 
 def block_mask_picture(masks: dict[str, torch.Tensor], block: int, title: str = ""):

@@ -203,7 +203,7 @@ def test_memmap_rows_pickle_only_the_path(tmp_path):
     row = ds[3]
     assert row.dtype == torch.uint8 and tuple(row.shape) == (300,) and len(ds) == 5
     clone = pickle.loads(pickle.dumps(ds))  # the open map is not pickled
-    assert clone._mm is None and torch.equal(clone[3], row) and D.pickled_size(ds) < 300
+    assert clone._opened is None and torch.equal(clone[3], row) and D.pickled_size(ds) < 300
     got = sorted((int(r[0]), int(r[1])) for r in DataLoader(ds, batch_size=None, num_workers=1))
     assert got == sorted((int(ds[i][0]), int(ds[i][1])) for i in range(5))
 
@@ -215,9 +215,9 @@ def test_arrow_column_maps_lazily_and_pickles_as_its_path(tmp_path):
     col = D.open_arrow_column(path, "text")
     assert col.to_pylist() == strings
     ds = D.ArrowColumn(path, "text")
-    assert ds._col is None and len(ds) == 12 and ds[2] == "héllo wörld" and ds._col is not None
+    assert ds._opened is None and len(ds) == 12 and ds[2] == "héllo wörld" and ds._opened is not None
     clone = pickle.loads(pickle.dumps(ds))      # the open map is not pickled
-    assert clone._col is None and clone[3] == "x" * 5000 and D.pickled_size(ds) < 300
+    assert clone._opened is None and clone[3] == "x" * 5000 and D.pickled_size(ds) < 300
     got = list(DataLoader(ds, batch_size=None, num_workers=1, multiprocessing_context="spawn"))
     assert got == strings
     assert D.touch([col]) > 0 and D.touch(col) == D.touch([col])

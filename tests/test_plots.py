@@ -102,6 +102,23 @@ def test_compile_timeline_puts_one_marker_per_compile_on_its_row():
     assert [t.get_text() for t in ax.texts] == ["first call", "first call", "0/0: size mismatch at index 0"]
 
 
+def test_block_kinds_match_a_tile_by_tile_reading_on_ragged_masks():
+    """block_kinds counts each tile in one tensor operation: the same kinds as reading every tile in turn, for
+    random and causal masks whose last row and column of tiles are smaller than the block, and none at all."""
+    def by_tile(allowed, block):
+        rows, cols = -(-allowed.shape[0] // block), -(-allowed.shape[1] // block)
+        return torch.tensor([[2 if t.all() else 1 if t.any() else 0
+                              for t in (allowed[i * block:(i + 1) * block, j * block:(j + 1) * block]
+                                        for j in range(cols))] for i in range(rows)], dtype=torch.int64)
+
+    g = torch.Generator().manual_seed(0)
+    for q, k, block, p in ((7, 11, 3, 0.5), (33, 20, 8, 0.97), (5, 5, 8, 0.2), (16, 40, 4, 0.0), (9, 9, 1, 0.6)):
+        for mask in (torch.rand(q, k, generator=g) < p, torch.ones(q, k, dtype=torch.bool).tril()):
+            kinds = plots.block_kinds(mask, block)
+            assert kinds.dtype == torch.int64 and torch.equal(kinds, by_tile(mask, block)), (q, k, block)
+    assert plots.block_kinds(torch.zeros(0, 3, dtype=torch.bool), 2).shape == (0, 2)
+
+
 def test_block_kinds_agree_with_flex_attention_s_block_mask():
     """A tile is skipped (0), partial (1) or full (2); FlexAttention's BlockMask keeps the same summary, as counts
     of partial (kv_num_blocks) and full (full_kv_num_blocks) tiles per query row."""

@@ -152,8 +152,9 @@ def test_a_reused_pid_is_never_killed_as_the_kernel_it_once_was():
         # what the grader recorded for the kernel that had this PID before: another start time
         sb.kill_tree(stranger.pid, real - 1)
         assert sb.descendants(stranger.pid, real - 1) == []
-        dog = sb.Watchdog(stranger.pid, sb.Limits(), deadline=time.monotonic() - 1, interval=0.05)
-        dog.started = real - 1  # it was built for the kernel that had this PID before
+        # built for the kernel that had this PID before (the start time the grader read when that kernel started)
+        dog = sb.Watchdog(stranger.pid, sb.Limits(), deadline=time.monotonic() - 1, interval=0.05, started=real - 1)
+        assert sb.Watchdog(stranger.pid, sb.Limits(), deadline=0).started == real  # none given: read now
         dog.start()
         dog.join(timeout=5)
         assert not dog.is_alive() and dog.reason == "" and dog.peak_processes == 0

@@ -651,10 +651,11 @@ class Watchdog(threading.Thread):
     """
 
     def __init__(self, pid: int, limits: Limits, deadline: float, interval: float = 0.2,
-                 dirs: list[tuple[Path, int]] | None = None) -> None:
+                 dirs: list[tuple[Path, int]] | None = None, started: int | None = None) -> None:
         super().__init__(daemon=True)
         self.pid, self.limits, self.deadline, self.interval = pid, limits, deadline, interval
-        self.started = start_time(pid)  # the tree is this process's, not a later one's with its PID
+        # the tree is this process's, not a later one's with its PID: the caller's reading of its start time, if any
+        self.started = started if started is not None else start_time(pid)
         self.dirs = list(dirs or [])  # (host folder the code inside can write, bytes it may hold)
         self.reason = ""
         self.peak_rss = 0

@@ -305,7 +305,8 @@ class _Run:
         pid = self.km.process_pid
         if pid:
             self.kernel = (pid, start_time(pid))  # not reaped yet: the provisioner has not polled it
-            self.watchdog = Watchdog(pid, self.limits, self.deadline, dirs=self.sandbox.watched_dirs())
+            self.watchdog = Watchdog(pid, self.limits, self.deadline, dirs=self.sandbox.watched_dirs(),
+                                     started=self.kernel[1])
             self.watchdog.start()
 
     def _on_executed(self, **kw) -> None:
