@@ -61,7 +61,7 @@ $(STAMP): pyproject.toml requirements.lock
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else "Python 3.11 is required (set PYTHON=...)")'
 ifneq ($(SHARED_VENV),)
 	@test -x $(BIN)/python || $(PYTHON) -m venv --without-pip $(VENV)
-	$(BIN)/python -m course.grading.hub --share-venv "$(SHARED_VENV)"
+	$(BIN)/python -m course.serving.hub --share-venv "$(SHARED_VENV)"
 else
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.lock
@@ -92,7 +92,7 @@ STUDENT_LOCK_FLAGS := --no-config --no-python-downloads --universal --python-ver
 lock:
 	$(PIP_COMPILE) --all-extras $(LOCK_FLAGS) --output-file=requirements.lock pyproject.toml
 	$(UV) pip compile $(STUDENT_LOCK_FLAGS) --constraints=requirements.lock --output-file=requirements-student.lock pyproject.toml
-	$(PYTHON) -m course.grading.publish --binder-lock
+	$(PYTHON) -m course.serving.publish --binder-lock
 
 # Installs the Debian packages only when one is missing (fast the second time). Without root or
 # sudo it says what to install; the sandbox then degrades loudly and the browser and PostgreSQL
@@ -151,7 +151,7 @@ feedback: setup
 REPO ?=
 publish: setup
 	@test -n "$(DEST)" || { echo 'usage: make publish DEST=../pytorch-internals-student [REPO=owner/name] [FORCE=1]'; exit 2; }
-	$(BIN)/python -m course.grading.publish "$(DEST)" $(if $(FORCE),--force,) $(if $(REPO),--repo "$(REPO)",)
+	$(BIN)/python -m course.serving.publish "$(DEST)" $(if $(FORCE),--force,) $(if $(REPO),--repo "$(REPO)",)
 
 # The project's own GPU check (tools/gpu_check.py): every chapter of CHAPTERS run as a student (reference answers,
 # hidden tests out), errors allowed, one kernel each, on the torch of GPU_PYTHON (default: the course's .venv).
@@ -180,7 +180,7 @@ release: setup
 	$(BIN)/python -m course.grading release $(RELEASE_CHAPTERS)
 
 # ---- A class on one machine: JupyterHub (make hub) -----------------------------------------------------------
-# Owned by the class-infrastructure work (course/grading/hub.py, tests/test_hub.py). `make system` (and so
+# Owned by the class-infrastructure work (course/serving/hub.py, tests/test_hub.py). `make system` (and so
 # `make test`) runs hub-system: configurable-http-proxy from npm into .venv/bin (Node.js and npm from Debian
 # when missing; JupyterHub itself is pinned in pyproject.toml's `class` extra). Nothing fails here: a missing
 # piece is reported, `make hub` then stops with the reason and tests/test_hub.py skips with it.

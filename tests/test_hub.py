@@ -1,6 +1,6 @@
 """A whole term of a class through JupyterHub, in headless Chromium, with real local Unix users.
 
-``python -m course.grading.hub`` (what ``make hub`` runs) starts JupyterHub (PAM log-in) behind
+``python -m course.serving.hub`` (what ``make hub`` runs) starts JupyterHub (PAM log-in) behind
 configurable-http-proxy on 127.0.0.1 for an instructor and two students, created for this test with random
 passwords and removed after it (also on failure), with nbgrader's exchange in a shared folder. Then:
 
@@ -173,7 +173,7 @@ class Hub:
         self.log = self.base / "hub.log"
         t0 = time.time()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "course.grading.hub", "--instructor", self.instructor,
+            [sys.executable, "-m", "course.serving.hub", "--instructor", self.instructor,
              "--students", ",".join(self.students), "--course", str(self.course), "--exchange", str(self.exchange),
              "--state", str(self.state), "--port", str(self.port), *(["--python", python] if python else [])],
             stdout=open(self.log, "w"), stderr=subprocess.STDOUT, start_new_session=True, cwd=self.base)
@@ -192,7 +192,7 @@ class Hub:
 
     # --- the instructor's and students' command lines -------------------------------------------------------
     def env(self, name: str) -> dict[str, str]:
-        from course.grading.hub import HubSettings, user_env
+        from course.serving.hub import HubSettings, user_env
         settings = HubSettings(**json.loads((self.state / "private" / "hub.json").read_text()))
         return {**user_env(settings, name), "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
@@ -285,7 +285,7 @@ def _free_port() -> int:
 @pytest.fixture(scope="module")
 def users_python():
     """The users' interpreter, made once per module (a copy of the course's where the course's is private)."""
-    from course.grading import hub as H
+    from course.serving import hub as H
     Path("/srv").mkdir(exist_ok=True)
     d = Path(tempfile.mkdtemp(prefix="pt-hub-python-", dir="/srv"))
     d.chmod(0o755)
@@ -437,7 +437,7 @@ def _term(hub, browser):
     done()
 
     # Each student's server runs under a process cap of its own (a fork bomb stops there).
-    from course.grading.hub import STUDENT_TASKS
+    from course.serving.hub import STUDENT_TASKS
     for name in hub.students:
         server = [pid for pid in processes_of({pwd.getpwnam(name).pw_uid})
                   if b"jupyterhub.singleuser" in Path(f"/proc/{pid}/cmdline").read_bytes()]
@@ -725,7 +725,7 @@ def srv_dir():
 
 
 def test_exchange_gets_nbgraders_modes_and_the_instructor_owns_the_course(srv_dir):
-    from course.grading import hub as H
+    from course.serving import hub as H
     squatted = srv_dir / "exchange" / "pytorch-internals" / "inbound"
     squatted.mkdir(parents=True)
     os.chown(squatted, 0, 0)
@@ -740,7 +740,7 @@ def test_exchange_gets_nbgraders_modes_and_the_instructor_owns_the_course(srv_di
 
 
 def test_exchange_must_be_reachable_by_every_user(tmp_path):
-    from course.grading import hub as H
+    from course.serving import hub as H
     private = tmp_path / "private"
     private.mkdir(mode=0o700)
     with pytest.raises(SystemExit, match="not reachable"):
@@ -748,7 +748,7 @@ def test_exchange_must_be_reachable_by_every_user(tmp_path):
 
 
 def test_users_python_runs_the_course_packages_as_another_user(users_python):
-    from course.grading import hub as H
+    from course.serving import hub as H
     py, bindir, _ = users_python
     assert H.readable_by_others(Path(py), execute=True)
     code = ("import sys, nbgrader, jupyterhub.singleuser, course.submit, course.lab; "
@@ -768,7 +768,7 @@ def test_users_python_runs_the_course_packages_as_another_user(users_python):
 
 def test_hub_configuration_is_loopback_pam_and_per_role(srv_dir):
     from traitlets.config import Config
-    from course.grading import hub as H
+    from course.serving import hub as H
     s = H.HubSettings(course=str(srv_dir / "course"), instructor="root", students=["nobody"],
                       exchange=str(srv_dir / "exchange"), state=str(srv_dir / "state"), port=18123, hub_port=18124,
                       proxy_api_port=18125, python="/x/bin/python", bindir="/x/bin", proxy="/x/bin/chp",
@@ -810,7 +810,7 @@ def test_hub_configuration_is_loopback_pam_and_per_role(srv_dir):
 
 
 def test_hub_command_line_refuses_what_cannot_work(srv_dir, capsys):
-    from course.grading import hub as H
+    from course.serving import hub as H
     assert H.main(["--instructor", "root", "--students", "no-such-user-xyz", "--course", str(REPO)]) == 2
     assert "no-such-user-xyz" in capsys.readouterr().err
     assert H.main(["--instructor", "root", "--students", "nobody", "--course", str(srv_dir)]) == 2
@@ -821,7 +821,7 @@ def test_hub_command_line_refuses_what_cannot_work(srv_dir, capsys):
 
 
 def test_hub_prepare_only_writes_the_configuration(srv_dir, capsys):
-    from course.grading import hub as H
+    from course.serving import hub as H
     course = srv_dir / "course"
     course.mkdir()
     shutil.copy(REPO / "nbgrader_config.py", course / "nbgrader_config.py")
@@ -855,7 +855,7 @@ def test_hub_prepare_only_writes_the_configuration(srv_dir, capsys):
     bashrc = Path(shell[2]).read_text()
     assert "export PATH=/usr/bin:$PATH" in bashrc and "umask 077" in bashrc
     lib = srv_dir / "state" / "student-lib" / "course"
-    assert (lib / "submit.py").is_file() and not (lib / "grading").exists()
+    assert (lib / "submit.py").is_file() and not (lib / "grading").exists() and not (lib / "serving").exists()
     assert all(p.stat().st_uid == 0 and not p.stat().st_mode & 0o022 for p in [lib, *lib.rglob("*")])
     server = json.loads((srv_dir / "state" / "student-config" / "jupyter_server_config.json").read_text())
     assert server["ServerApp"]["jpserver_extensions"]["nbgrader.server_extensions.formgrader"] is False
@@ -870,7 +870,7 @@ def _owned_by(path: Path, name: str) -> None:
 
 def test_exchange_preparation_follows_no_link(srv_dir):
     """A link planted where the exchange (or its course folder) will be is refused; its target is untouched."""
-    from course.grading import hub as H
+    from course.serving import hub as H
     victim = srv_dir / "victim"
     victim.mkdir(mode=0o700)
     (srv_dir / "exchange").symlink_to(victim)
@@ -892,7 +892,7 @@ def test_exchange_preparation_follows_no_link(srv_dir):
 
 
 def test_exchange_refuses_a_squatter_and_an_unsafe_parent(srv_dir):
-    from course.grading import hub as H
+    from course.serving import hub as H
     (srv_dir / "ex" / "pytorch-internals").mkdir(parents=True)
     _owned_by(srv_dir / "ex" / "pytorch-internals", "daemon")  # made by someone else before the hub ran
     with pytest.raises(SystemExit, match="squatted"):
@@ -905,7 +905,7 @@ def test_exchange_refuses_a_squatter_and_an_unsafe_parent(srv_dir):
 
 
 def test_root_runs_no_code_another_user_can_change(srv_dir):
-    from course.grading import hub as H
+    from course.serving import hub as H
     assert H.root_problems(H.find_proxy()) == [], "the test's own checkout must be root's"
     code = srv_dir / "code"
     (code / "pkg").mkdir(parents=True)
@@ -919,7 +919,7 @@ def test_root_runs_no_code_another_user_can_change(srv_dir):
 
 
 def test_lockdown_makes_the_course_and_homes_private_and_the_checkout_unlistable(srv_dir):
-    from course.grading import hub as H
+    from course.serving import hub as H
     course = srv_dir / "course"
     (course / "source").mkdir(parents=True)
     course.chmod(0o755)
@@ -956,7 +956,7 @@ def test_grading_commands_keep_their_scratch_in_a_private_folder(tmp_path):
 
 def test_inbound_gets_a_filesystem_of_its_own(srv_dir):
     """``inbound/`` on its own ext4 image (nosuid, nodev, noexec): a student's fallocate cannot fill the disk."""
-    from course.grading import hub as H
+    from course.serving import hub as H
     inbound = srv_dir / "inbound"
     inbound.mkdir()
     try:
@@ -985,7 +985,7 @@ def test_inbound_gets_a_filesystem_of_its_own(srv_dir):
 
 
 def test_inbound_guard_keeps_each_submission_under_its_limit(srv_dir):
-    from course.grading import hub as H
+    from course.serving import hub as H
     inbound = srv_dir / "inbound"
     inbound.mkdir()
 
@@ -1040,7 +1040,7 @@ def test_inbound_guard_keeps_each_submission_under_its_limit(srv_dir):
 
 
 def test_the_landing_page_is_written_as_no_link_a_student_planted(srv_dir):
-    from course.grading import hub as H
+    from course.serving import hub as H
     page = srv_dir / "index.ipynb"
     page.write_text("{}")
     victim = srv_dir / "victim"
@@ -1060,7 +1060,7 @@ def test_the_landing_page_is_written_as_no_link_a_student_planted(srv_dir):
 
 
 def test_a_private_tmp_is_made_as_no_link_a_student_planted(srv_dir):
-    from course.grading import hub as H
+    from course.serving import hub as H
     home = srv_dir / "home"
     home.mkdir()
     _owned_by(home, "nobody")

@@ -35,6 +35,7 @@ def test_the_wheel_holds_no_hidden_test_or_solution(tmp_path):
     with zipfile.ZipFile(wheel) as zf:
         names = zf.namelist()
         assert any(n == "course/grading/judge.py" for n in names), "the judge machinery is part of the package"
+        assert any(n == "course/serving/hub.py" for n in names), "the class tools are part of the package"
         assert not any(re.search(r"(^|/)source/|\.ipynb$", n) for n in names), names
         text = "\n".join(zf.read(n).decode(errors="replace") for n in names if n.endswith(".py"))
     text = _norm(text)

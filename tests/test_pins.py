@@ -13,7 +13,7 @@ import tomllib
 import yaml
 
 from conftest import REPO
-from course.grading import publish
+from course.serving import publish
 
 PROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
 EXTRAS = PROJECT["optional-dependencies"]

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from conftest import REPO
-from course.grading import publish
+from course.serving import publish
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +48,7 @@ def test_it_installs_from_the_locks(published):
 
 def test_it_holds_no_solution_probe_or_instructor_tool(published):
     assert publish.check(published) == []
-    for bad in ("source", "tests", "course/grading", "nbgrader_config.py", "benchmarks", "tools", ".ci"):
+    for bad in ("source", "tests", "course/grading", "course/serving", "nbgrader_config.py", "benchmarks", "tools", ".ci"):
         assert not (published / bad).exists(), bad
     assert not list(published.rglob("judge.py"))
     text = "\n".join(p.read_text(errors="replace") for p in published.rglob("*") if p.is_file())

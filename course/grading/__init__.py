@@ -13,12 +13,12 @@
   :mod:`~course.grading.inkernel`): the one layer that calls and configures nbgrader.
 * **Demo and known answers** (:mod:`~course.grading.known`): mutants, alternatives, attacks, ``make grade``;
   :mod:`~course.grading.exercise` prints one exercise's pieces side by side.
-* **Class infrastructure** (:mod:`~course.grading.publish`, :mod:`~course.grading.hub`).
 * Shared: :mod:`~course.grading.config` (every limit, as traitlets configuration), :mod:`~course.grading.records`
   (typed records), :mod:`~course.grading.text` (student text made safe to print and render).
 * The command line: :mod:`~course.grading.cli` (``python -m course.grading``).
 
-Students never import this package (the student repository leaves it out); nothing in it is secret: the
+Serving the course to a class (the hub, the student repository) lives beside this package, in
+:mod:`course.serving`. Students never import either (the student repository leaves both out); nothing in it is secret: the
 hidden tests live in ``source/<chapter>/judge.py``, which is never released. Importing it stays light,
 because :mod:`course.grading.wire` is imported inside students' kernels: this file imports nothing, and each
 caller imports the module it uses (``from course.grading import known``), never a name through the package.

@@ -291,7 +291,7 @@ def _demo(args) -> int:
 
 
 def _publish(args) -> int:
-    from course.grading import publish
+    from course.serving import publish
     return publish.main(args.dest, args.force)
 
 
@@ -324,7 +324,7 @@ def _references(args) -> int:
 
 
 def _hub(args, rest: list[str]) -> int:
-    from course.grading.hub import main as hub_main
+    from course.serving.hub import main as hub_main
     return hub_main(rest)
 
 
@@ -341,5 +341,5 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     finally:
-        from course.grading.hub import after_command
+        from course.serving.hub import after_command
         after_command()  # on a hub: the course is private again after every grading command

@@ -190,7 +190,7 @@ def share_packages(target: Path, python: Path | str, venv: Path, site_packages: 
 
 
 def share_main(argv: list[str]) -> int:
-    """``python -m course.grading.hub --share-venv SHARED`` (``make setup SHARED_VENV=...``), run by a fresh
+    """``python -m course.serving.hub --share-venv SHARED`` (``make setup SHARED_VENV=...``), run by a fresh
     ``.venv`` of an instructor's clone: use the packages of the installation's venv ``SHARED`` (readable by
     every user on a hub) instead of installing them again, and this clone's own ``course``."""
     shared = Path(argv[0]).resolve()
@@ -283,14 +283,14 @@ def own_checkout() -> Path:
 #: Run at start-up by every student process (student-lib is on their PYTHONPATH): the installation's editable
 #: finder, which maps any ``course.*`` name to the installation's checkout, is removed, so ``course`` and all its
 #: submodules come from student-lib alone.
-STUDENT_SITECUSTOMIZE = '''"""Written by course.grading.hub: students import the course only from this folder."""
+STUDENT_SITECUSTOMIZE = '''"""Written by course.serving.hub: students import the course only from this folder."""
 import sys
 sys.meta_path[:] = [f for f in sys.meta_path if not getattr(f, "__module__", "").startswith("__editable___course")]
 '''
 
 
 def student_lib(state: Path, checkout: Path | None = None) -> Path:
-    """``STATE/student-lib``: the student-side ``course`` helpers alone (every module but ``course/grading``), owned
+    """``STATE/student-lib``: the student-side ``course`` helpers alone (every module but ``course/grading`` and ``course/serving``), owned
     by root and read-only: what the students' servers and kernels import (first on their ``PYTHONPATH``), so that
     nothing a student imports lives beside the hidden tests."""
     src = Path(checkout or own_checkout()) / "course"
@@ -298,7 +298,7 @@ def student_lib(state: Path, checkout: Path | None = None) -> Path:
     tmp = Path(state) / ".student-lib.new"
     shutil.rmtree(tmp, ignore_errors=True)
     shutil.copytree(src, tmp / "course", symlinks=False,
-                    ignore=shutil.ignore_patterns("grading", "__pycache__", "*.pyc"))
+                    ignore=shutil.ignore_patterns("grading", "serving", "__pycache__", "*.pyc"))
     (tmp / "sitecustomize.py").write_text(STUDENT_SITECUSTOMIZE)
     from course import lab
     # The IPython startup file that records each kernel's last run (Submit refuses a notebook run after its last
@@ -672,22 +672,22 @@ def lockdown_problems(course: Path, checkout: Path | None, homes: list[Path]) ->
     return out
 
 
-INSTRUCTOR_NBGRADER_CONFIG = '''"""nbgrader for the instructor's hub server (written by course.grading.hub): the course's own
+INSTRUCTOR_NBGRADER_CONFIG = '''"""nbgrader for the instructor's hub server (written by course.serving.hub): the course's own
 configuration, with the hub's shared exchange; every nbgrader command (and each conversion Formgrader runs)
-ends by checking that no student can read the course (course.grading.hub.after_command)."""
+ends by checking that no student can read the course (course.serving.hub.after_command)."""
 import atexit
 c = get_config()  # noqa: F821
 load_subconfig({course_config!r})  # noqa: F821
 c.CourseDirectory.root = {course!r}
 c.Exchange.root = {exchange!r}
-c.BaseConverter.post_convert_hook = "course.grading.hub.after_convert"
-from course.grading.hub import after_command  # noqa: E402
+c.BaseConverter.post_convert_hook = "course.serving.hub.after_convert"
+from course.serving.hub import after_command  # noqa: E402
 atexit.register(after_command)
 '''
 
 #: The instructor's terminal: not a login shell (Debian's /etc/profile would reset PATH), the course's tools first,
 #: files private by default.
-INSTRUCTOR_BASHRC = """# The instructor's hub terminal (written by course.grading.hub).
+INSTRUCTOR_BASHRC = """# The instructor's hub terminal (written by course.serving.hub).
 [ -f /etc/bash.bashrc ] && . /etc/bash.bashrc
 [ -f ~/.bashrc ] && . ~/.bashrc
 export PATH={bindir}:$PATH
@@ -744,9 +744,9 @@ def write_configs(s: HubSettings) -> None:
             p.chmod(0o755 if p.is_dir() else 0o644)
 
 
-HUB_CONFIG = '''"""JupyterHub for the PyTorch Internals class (written by course.grading.hub; settings in hub.json)."""
+HUB_CONFIG = '''"""JupyterHub for the PyTorch Internals class (written by course.serving.hub; settings in hub.json)."""
 import json
-from course.grading.hub import HubSettings, configure
+from course.serving.hub import HubSettings, configure
 configure(c, HubSettings(**json.load(open({settings!r}))))  # noqa: F821
 '''
 
@@ -819,7 +819,7 @@ def configure(c, s: HubSettings) -> None:
     # A size limit per submission: the hub's own service (root, this checkout's code) removes from inbound/ what
     # is over it within a second (the filesystem of its own keeps a burst off the disk everyone needs).
     c.JupyterHub.services = [{"name": "inbound-guard", "command": [
-        sys.executable, "-m", "course.grading.hub", "--guard-inbound",
+        sys.executable, "-m", "course.serving.hub", "--guard-inbound",
         str(Path(s.exchange) / s.course_id / "inbound")]}]
 
 

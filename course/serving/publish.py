@@ -7,7 +7,7 @@ A student who clones it to run ``make lab`` would have all of that in the lab's
 terminal. This command writes what a student may see, and nothing else:
 
 * the release notebooks (``release/``) and the landing page (``index.ipynb``);
-* the student-side ``course`` helpers (every module but ``course/grading/``);
+* the student-side ``course`` helpers (every module but ``course/grading/`` and ``course/serving/``);
 * a ``pyproject.toml`` with the same pins, the student lock
   (``requirements-student.lock``: every transitive dependency pinned, with
   hashes) that its ``Makefile`` installs from (``make lab`` sets everything up
@@ -17,7 +17,7 @@ terminal. This command writes what a student may see, and nothing else:
 
 :func:`check` then proves it: no line that exists only inside a solution or
 hidden-test region of a source notebook, no probe or verdict, no ``judge.py``,
-no ``source/``, no ``course/grading/``, no mutant. DEST is then a git repository with
+no ``source/``, no ``course/grading/`` or ``course/serving/``, no mutant. DEST is then a git repository with
 one new commit (a fixed author, ``git init -b main`` the first time; ``--force``
 replaces everything but ``.git``, so its history and remote stay). The Binder
 badge names ``--repo OWNER/NAME`` (``make publish REPO=...``), else the GitHub
@@ -115,7 +115,7 @@ CUDA_ONLY = re.compile(r"^(nvidia-[a-z0-9-]+|cuda-[a-z0-9-]+|triton)$")
 _PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;\\]+)")
 
 BINDER_LOCK_HEADER = f"""# Binder's lock: environment.yml installs it (pip, with the PyTorch CPU index {CPU_INDEX}).
-# Written by `make lock` from {STUDENT_LOCK} (course/grading/publish.py, binder_lock), never by hand:
+# Written by `make lock` from {STUDENT_LOCK} (course/serving/publish.py, binder_lock), never by hand:
 # the same versions, without the packages only torch's CUDA build needs (nvidia-*, cuda-*, triton), and torch and
 # torchvision as the +cpu builds of the same releases (no CUDA libraries: a small image). No hashes: pip checks
 # hashes only when every line has them, and the +cpu wheels are other files than the ones the student lock hashes.
@@ -254,7 +254,7 @@ def publish(dest: Path, root: Path = REPO, force: bool = False, repo: str | None
     dest.mkdir(parents=True, exist_ok=True)
     shutil.copytree(root / "release", dest / "release", ignore=shutil.ignore_patterns(".ipynb_checkpoints", "judge.py"))
     shutil.copytree(root / "course", dest / "course",
-                    ignore=shutil.ignore_patterns("grading", "__pycache__", "*.pyc"))
+                    ignore=shutil.ignore_patterns("grading", "serving", "__pycache__", "*.pyc"))
     (dest / "pyproject.toml").write_text(student_pyproject((root / "pyproject.toml").read_text()))
     shutil.copy2(root / "environment.yml", dest / "environment.yml")
     for lock_file in (STUDENT_LOCK, BINDER_LOCK):
@@ -308,7 +308,7 @@ def check(dest: Path, root: Path = REPO) -> list[str]:
     """
     dest = Path(dest)
     problems = []
-    for bad in ("source", "course/grading", "tests", "autograded", "submitted", "feedback", "gradebook.db",
+    for bad in ("source", "course/grading", "course/serving", "tests", "autograded", "submitted", "feedback", "gradebook.db",
                 "nbgrader_config.py", ".judge", "benchmarks", "tools"):
         if (dest / bad).exists():
             problems.append(f"{bad} is in the student repository")
