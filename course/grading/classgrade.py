@@ -48,13 +48,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import nbformat
-from nbgrader.utils import is_grade, is_solution
+from nbgrader.utils import is_solution
 
 from course.grading import intake, nbgrader_io, paths, references, repair, runs
 from course.grading.config import Limits
 from course.grading.judge import load
 from course.grading.sandbox import cap_memory
-from course.grading.records import Report, grade_id
+from course.grading.records import Report, grade_id, points
 from course.grading.text import fenced, one_line, printable
 
 
@@ -507,8 +507,7 @@ def grade_class(root: Path, chapters: list[str], jobs: int | None = None, force:
     out.graded = [(t["chapter"], t["student"]) for t in tasks]
     for chapter in chapters:
         release_nb = next((root / "release" / chapter).glob("*.ipynb"))
-        max_score = sum(float(c.metadata.nbgrader.get("points", 0)) for c in nbformat.read(str(release_nb), 4).cells
-                        if is_grade(c))
+        max_score = sum(points(c) for c in nbformat.read(str(release_nb), 4).cells)
         for student in students_of(root, chapter):
             if only and student not in only:
                 continue

@@ -26,6 +26,7 @@ import nbformat
 
 from course.grading import wire
 from course.grading.paths import judge_dir
+from course.grading.records import grade_id
 from course.grading.judge import Judge, JudgeError, load
 from course.grading.sandbox import Limits
 from course.grading.worker import run_submission
@@ -99,7 +100,7 @@ def reference_cells(nb) -> list[tuple[int, str, str]]:
     out = []
     for i, c in enumerate(nb.cells):
         if c.cell_type == "code" and (is_solution(c) or (is_locked(c) and not is_grade(c))):
-            out.append((i, c.metadata.get("nbgrader", {}).get("grade_id", ""), c.source))
+            out.append((i, grade_id(c) or "", c.source))
     return out
 
 

@@ -32,9 +32,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from course.grading import wire
+from course.grading import records, wire
 from course.grading.judge import decide, load
-from nbgrader.utils import is_grade
 
 
 @dataclass
@@ -224,7 +223,7 @@ def variants(chapter: str, root: Path, seeds: list[int], names: list[str] | None
     judge, shell = _prepare(chapter, root, "variants")
     nb = reference_notebook(chapter, root)
     cells = reference_cells(nb)
-    graded = [c.metadata["nbgrader"]["grade_id"] for c in nb.cells if is_grade(c)]
+    graded = records.graded_ids(nb)
     namespace, errors = _fresh_namespace(shell, cells, {})
     if errors:
         report.problems.append(f"the reference does not run: {errors[0]}")
