@@ -19,6 +19,7 @@ message saying what was expected, what came back, and the likely cause.
 from __future__ import annotations
 
 import builtins
+import importlib.machinery
 import math
 import os
 import sys
@@ -87,13 +88,36 @@ _get_grad_fn = _TB.__dict__["grad_fn"].__get__
 
 # Tensor subclasses made by trusted libraries (torchvision.transforms.v2 returns
 # tv_tensors.Image); any other subclass is rejected, since its
-# __torch_function__ could lie.
-try:
-    from torchvision import tv_tensors as _tv
+# __torch_function__ could lie. torchvision is not imported here: importing it
+# costs every kernel and grader about 1.3 s of CPU (it pulls in torch._dynamo),
+# and a tv_tensors object can only exist once torchvision is loaded. The
+# classes are looked up at the first tensor subclass a check meets, only from a
+# module whose file lies in the torchvision package found on sys.path (a module
+# planted in sys.modules under that name with another file is not trusted).
+# In the student's kernel that is a courtesy, not a defence (the kernel is the
+# student's); the grade comes from the judge's verdicts, where no student code runs.
+_find_on_path = importlib.machinery.PathFinder.find_spec  # sys.path's files, never sys.modules
+_realpath, _dirname, _modules = os.path.realpath, os.path.dirname, sys.modules
+_TRUSTED_SUBCLASSES: tuple[type, ...] | None = None
 
-    _TRUSTED_SUBCLASSES = (_tv.Image, _tv.Video, _tv.Mask)
-except Exception:  # torchvision missing or broken: trust nothing extra
-    _TRUSTED_SUBCLASSES = ()
+
+def _trusted_subclasses() -> tuple[type, ...]:
+    global _TRUSTED_SUBCLASSES
+    if _TRUSTED_SUBCLASSES is None:
+        trusted: tuple[type, ...] = ()
+        try:
+            tv = _modules.get("torchvision.tv_tensors")
+            spec = _find_on_path("torchvision") if tv is not None else None
+            if spec is not None and spec.origin:
+                home = _dirname(_realpath(spec.origin)) + os.sep
+                if _realpath(getattr(tv, "__file__", "") or "").startswith(home):
+                    trusted = (tv.Image, tv.Video, tv.Mask)
+        except Exception:  # noqa: BLE001 - torchvision broken: trust nothing extra
+            trusted = ()
+        if trusted or "torchvision.tv_tensors" in _modules:  # not loaded yet: look again at the next subclass
+            _TRUSTED_SUBCLASSES = trusted
+        return trusted
+    return _TRUSTED_SUBCLASSES
 
 _float64 = torch.float64
 _bool_dtype = torch.bool
@@ -199,7 +223,7 @@ def _type_hint(got: object, wanted: tuple) -> str | None:
 
 def _is_tensor(obj: object, allow_parameter: bool = True) -> bool:
     t = _type(obj)
-    return t is _Tensor or (allow_parameter and (t is _Parameter or t in _TRUSTED_SUBCLASSES))
+    return t is _Tensor or (allow_parameter and (t is _Parameter or t in _trusted_subclasses()))
 
 
 def describe(obj: object) -> str:
@@ -510,6 +534,6 @@ class Opaque:
 try:
     from course import progress as _progress
 
-    _progress.install()
+    _progress.install((CheckFailed,))
 except Exception:  # noqa: BLE001 - a display nicety must never break the checks
     pass

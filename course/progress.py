@@ -71,8 +71,12 @@ def _post_run(result) -> None:
     _RESULTS[_key(source)] = (err is None, message)
 
 
-def install() -> bool:
-    """Register the short failure display and the test-outcome recorder in the running IPython; return whether it did."""
+def install(failures: tuple[type[BaseException], ...] = ()) -> bool:
+    """Register the short failure display and the test-outcome recorder in the running IPython; return whether it did.
+
+    ``failures``: the exception types shown as the failing line plus their message (``course.checks`` passes its
+    ``CheckFailed``, so this module never imports it back); ``NotImplementedError`` (an unsolved exercise) always is.
+    """
     try:
         from IPython import get_ipython
     except ImportError:  # pragma: no cover
@@ -80,9 +84,7 @@ def install() -> bool:
     shell = get_ipython()
     if shell is None:
         return False
-    from course.checks import CheckFailed
-
-    shell.set_custom_exc((CheckFailed, NotImplementedError), _handler)
+    shell.set_custom_exc((*failures, NotImplementedError), _handler)
     events = shell.events
     if _post_run not in events.callbacks.get("post_run_cell", []):
         events.register("post_run_cell", _post_run)

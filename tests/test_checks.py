@@ -66,6 +66,35 @@ def test_trusted_torchvision_subclass_is_accepted():
     C.check_close(img, torch.zeros(3, 4, 4))
 
 
+def test_checks_trusts_torchvision_without_importing_it_and_not_a_planted_module():
+    """Importing course.checks leaves torchvision unloaded (about 1.3 s of CPU per kernel and grader); a module
+    planted in sys.modules as torchvision.tv_tensors, from another file, is not trusted; the real one, loaded
+    later, is. course.progress does not import course.checks back (no cycle)."""
+    import subprocess
+    import sys
+    code = r"""
+import sys, types, torch
+import course.progress
+assert "course.checks" not in sys.modules, "course.progress imported course.checks"
+from course import checks as C
+assert "torchvision" not in sys.modules, "course.checks imported torchvision"
+fake = types.ModuleType("torchvision.tv_tensors")
+fake.__file__ = "/tmp/planted/tv_tensors/__init__.py"
+class Image(torch.Tensor):
+    pass
+fake.Image = fake.Video = fake.Mask = Image
+sys.modules["torchvision.tv_tensors"] = fake
+assert not C._is_tensor(torch.zeros(2).as_subclass(Image)), "a planted tv_tensors class was trusted"
+del sys.modules["torchvision.tv_tensors"]
+C._TRUSTED_SUBCLASSES = None
+from torchvision import tv_tensors
+assert C._is_tensor(tv_tensors.Image(torch.zeros(3, 2, 2)))
+print("ok")
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]
+
+
 def test_check_equal_exact_types():
     C.check_equal({"a": [1, (2.0, "x")], "b": None}, {"a": [1, (2.0, "x")], "b": None})
     C.check_equal(torch.Size([2, 3]), torch.Size([2, 3]))
