@@ -61,7 +61,7 @@ def test_badge_points_at_the_students_copy_of_this_repository():
     one holds the solutions and the hidden tests, so the instructor's README has no badge of its own."""
     readme = (REPO / "README.md").read_text()
     assert "mybinder.org/v2/gh" not in readme, "Binder would serve this repository, answers included"
-    student_readme = (REPO / "course" / "grading" / "publish.py").read_text()
+    student_readme = (REPO / "course" / "serving" / "publish.py").read_text()
     assert binder.badge(None) in student_readme, "the student repository's README carries tools/binder.py's badge"
     assert "urlpath=lab/tree/my_work/index.ipynb" in binder.badge(None)
     assert binder.badge("me/fork") == ("[![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/"

@@ -86,8 +86,10 @@ fake.Image = fake.Video = fake.Mask = Image
 sys.modules["torchvision.tv_tensors"] = fake
 assert not C._is_tensor(torch.zeros(2).as_subclass(Image)), "a planted tv_tensors class was trusted"
 del sys.modules["torchvision.tv_tensors"]
-C._TRUSTED_SUBCLASSES = None
 from torchvision import tv_tensors
+# once a check has met an untrusted tv_tensors module, that kernel trusts no subclass at all (kept, not re-read)
+assert not C._is_tensor(tv_tensors.Image(torch.zeros(3, 2, 2)))
+C._TRUSTED_SUBCLASSES = None  # a fresh kernel: the real module is trusted
 assert C._is_tensor(tv_tensors.Image(torch.zeros(3, 2, 2)))
 print("ok")
 """

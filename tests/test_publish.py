@@ -79,9 +79,10 @@ def test_the_student_repository_sets_up_its_own_lab(published):
                PATH=f"{os.path.dirname(sys.executable)}:{os.environ['PATH']}",
                COURSE_EXCHANGE=str(published.parent / "exchange"))  # not the user's own exchange
     where = subprocess.run([sys.executable, "-S", "-c", "import course, importlib.util; print(course.__file__); "
-                            "print(importlib.util.find_spec('course.grading'))"], cwd=published, env=env,
+                            "print(importlib.util.find_spec('course.grading')); print(importlib.util.find_spec('course.serving'))"],
+                           cwd=published, env=env,
                            capture_output=True, text=True, check=True).stdout.split("\n")
-    assert where[0].startswith(str(published)) and where[1] == "None"
+    assert where[0].startswith(str(published)) and where[1] == "None" and where[2] == "None"
     proc = subprocess.run([sys.executable, "-S", "-m", "course.lab", "student", str(published)], cwd=published, env=env,
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
