@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -72,3 +73,26 @@ def test_the_sweep_catches_seed_luck_and_a_do_nothing_answer_that_passes(tmp_pat
     # wrong count_positive cannot lose); one that loses what it names is counted
     assert "the do-nothing answer lazy_count passes test_scale" in out
     assert "lazy_scale passes" not in out and "'lazy_scale': 10" in out
+
+
+def test_each_sweep_process_compiles_into_a_cache_of_its_own(tmp_path):
+    """The two halves of a chapter's variants run side by side at the same seed. Inductor's default cache is one
+    folder per user, and AOTInductor packages a metadata file from it named after the generated code: a mutant
+    that stores no contract once packaged the reference's (CI, stop 38). Each process gets its own cache, in
+    its scratch folder, removed when it exits."""
+    import toycourse
+
+    course = toycourse.make(tmp_path / "course")
+    code = ("import os, sys; from pathlib import Path; from course.grading import sweep; "
+            f"sweep._prepare({toycourse.CHAPTER!r}, Path({str(course)!r}), 'cachetest'); "
+            "print(os.environ['TORCHINDUCTOR_CACHE_DIR'], os.environ['TRITON_CACHE_DIR'], os.getcwd())")
+    seen = []
+    for _ in range(2):
+        proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=nbgrader_io.env(), capture_output=True,
+                              text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        inductor, triton, work = proc.stdout.split()[-3:]
+        assert Path(inductor).parent == Path(work) == Path(triton).parent, proc.stdout
+        assert not Path(work).exists(), f"{work} outlived its process"
+        seen.append(inductor)
+    assert seen[0] != seen[1]

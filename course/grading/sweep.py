@@ -22,9 +22,11 @@ so they cover the whole range a course installation can produce.
 """
 from __future__ import annotations
 
+import atexit
 import contextlib
 import io
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -76,6 +78,14 @@ def _prepare(chapter: str, root: Path, prefix: str):
     os.environ.setdefault("MPLBACKEND", "Agg")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     work = Path(tempfile.mkdtemp(prefix=f"{prefix}-{chapter}-"))
+    # A compile cache of this process's own, as each sandboxed submission has. Inductor's default cache is one
+    # folder per user, shared by every process; AOTInductor writes a package's metadata to a file in that cache
+    # named after the generated code, not the metadata, and packages it after letting go of its lock, so two
+    # processes compiling one program with different metadata (the reference and a mutant at the same seed, in
+    # the two halves of a chapter's variants run side by side) can each package the other's metadata.
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(work / ".inductor")
+    os.environ["TRITON_CACHE_DIR"] = str(work / ".triton")
+    atexit.register(shutil.rmtree, work, ignore_errors=True)  # the scratch folder and its caches go with the process
     for item in source_notebook(chapter, root).parent.iterdir():
         if item.is_file() and item.suffix != ".ipynb" and item.name != "judge.py":
             (work / item.name).write_bytes(item.read_bytes())
