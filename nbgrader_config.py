@@ -48,7 +48,7 @@ c.Exchange.path_includes_course = True
 from course.lab import default_exchange as _default_exchange  # noqa: E402
 c.Exchange.root = str(_default_exchange())
 
-# Grading goes through the judge (course/grading/preprocessors.py): each submission runs in a
+# Grading goes through the judge (course/grading/nbgrader/preprocessors.py): each submission runs in a
 # sandbox, and every grade cell is decided outside the student's kernel against references
 # computed from the reference solution. This applies to `nbgrader autograde`, to
 # `python -m course.grading autograde` and to Formgrader's autograde button alike.
@@ -58,7 +58,7 @@ c.Exchange.root = str(_default_exchange())
 # raw HTML from a student), routes `nbgrader collect` through the intake (no link followed), and
 # makes a plain `nbgrader autograde` refuse a submission folder holding links or special files.
 c.JudgeExecute.course_root = HERE
-from course.grading.nbgrader_io import install as _install_judge  # noqa: E402
+from course.grading.nbgrader.wrapper import install as _install_judge  # noqa: E402
 
 _install_judge(c, judge=os.environ.get("COURSE_GRADING", "judge") != "stock")
 

@@ -34,8 +34,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from course.grading import known as planner, nbgrader_io, references  # noqa: E402
-from course.grading.worker import run_submission  # noqa: E402
+from course.grading.authoring import known as planner
+from course.grading.nbgrader import wrapper as nbgrader_io
+from course.grading.judge import references  # noqa: E402
+from course.grading.run.worker import run_submission  # noqa: E402
 from nbgrader.utils import is_grade  # noqa: E402
 
 STUDENT_BUDGET, GRADING_BUDGET = 120.0, 60.0
@@ -45,7 +47,7 @@ def bare_execute(nb_path: Path, env_extra: dict[str, str]) -> float:
     """Seconds to execute a notebook with nbclient in its folder, nothing else (the overhead baseline)."""
     from nbclient import NotebookClient
 
-    from course.grading.worker import strip_hidden_tests
+    from course.grading.run.worker import strip_hidden_tests
     nb = planner.read(nb_path)
     for c in nb.cells:
         if c.cell_type == "code" and is_grade(c):
@@ -68,7 +70,7 @@ def bench_chapters(chapters: list[str], seed: int) -> list[dict]:
     rows = []
     for ch in chapters:
         student, executed = planner.execute(planner.notebook_path(ch), grading=False, timeout=900)
-        from course.grading.judge import load
+        from course.grading.judge.verdicts import load
         judge = load(ch, REPO)
         t0 = time.perf_counter()
         references._CACHE.clear()

@@ -2,7 +2,7 @@
 
     python benchmarks/stall.py 03_torchscript --runs 20
 
-Each run executes the source notebook in a fresh kernel (``course.grading.known.execute``,
+Each run executes the source notebook in a fresh kernel (``course.grading.authoring.known.execute``,
 as the chapter tests do). From each cell's execution timestamps it records how long the cell
 ran and the gap before it started. A *stall* is a cell, or a gap between cells, over
 ``--stall-seconds`` (60 by default): the symptom Chapter 3's first edition showed (about 300 s
@@ -21,7 +21,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from course.grading import known as planner  # noqa: E402
+from course.grading.authoring import known as planner  # noqa: E402
 
 
 def run(chapter: str, grading: bool, n: int, stall_seconds: float) -> dict:

@@ -1,4 +1,4 @@
-"""The class item analysis (course.grading.analysis) on reports made up here: rates, discrimination, escaping."""
+"""The class item analysis (course.grading.classroom.analysis) on reports made up here: rates, discrimination, escaping."""
 from __future__ import annotations
 
 import csv
@@ -6,7 +6,7 @@ import csv
 import nbformat
 import pytest
 
-from course.grading import analysis
+from course.grading.classroom import analysis
 from course.grading.records import CellReport, Report
 from tools.nbtool import md, solution, tests as graded_cell
 

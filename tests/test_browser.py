@@ -281,7 +281,7 @@ def test_a_widget_reruns_when_moved(page, student, course):
 
 def test_a_wrong_answer_shows_the_short_tutor_message(page, student, course):
     """Chapter 1 with a real student mistake typed in (sgd_step that never clears .grad)."""
-    from course.grading import known as planner
+    from course.grading.authoring import known as planner
     wrong = next(v for v in planner.load_variants("01_dynamic_graphs", "mutant", REPO)
                  if v.cell == "sgd_step" and "test_sgd_step_no_accumulation" in v.fails and v.klass == "graph")
 
@@ -529,7 +529,7 @@ def test_the_landing_page_lists_the_chapters_and_progress(page, student, course)
 
 
 def test_instructor_formgrader_lists_chapters_and_the_demo_class(browser, course):
-    from course.grading import known as planner
+    from course.grading.authoring import known as planner
     from concurrent.futures import ThreadPoolExecutor
 
     # in a thread of its own: Playwright's event loop runs in this one, and the grader starts its own (asyncio.run)
@@ -557,7 +557,7 @@ def test_instructor_formgrader_lists_chapters_and_the_demo_class(browser, course
     finally:
         server.stop()
     # The README's feedback step, as written, after `make grade` (`make feedback GRADEBOOK=.demo/gradebook.db`).
-    from course.grading import nbgrader_io
+    from course.grading.nbgrader import wrapper as nbgrader_io
     fb = nbgrader_io.run(["generate_feedback", "01_dynamic_graphs", "--force"], course,
                          extra_env={"COURSE_GRADEBOOK_URL": nbgrader_io.sqlite(course / ".demo" / "gradebook.db")},
                          check=False)

@@ -27,9 +27,9 @@ import nbformat
 import pytest
 
 from conftest import CHAPTERS, REPO
-from course.grading import known as grading
-from course.grading import nbgrader_io
-from course.grading.worker import strip_hidden_tests
+from course.grading.authoring import known as grading
+from course.grading.nbgrader import wrapper as nbgrader_io
+from course.grading.run.worker import strip_hidden_tests
 
 SEED = 20261202
 # Times are printed here and measured by `make bench`, never asserted: a busy machine must not fail a correct build
@@ -306,7 +306,7 @@ def test_student_mode_runs_where_fork_does_not_exist(chapter, tmp_path, monkeypa
 def test_run_all_on_the_untouched_release_runs_every_cell(chapter, tmp_path):
     """What a new student sees with Run All: every code cell runs; only test cells (tagged) may fail.
     (The fallback for machines without chromium; with it, test_browser.py checks the same in JupyterLab.)"""
-    from course.grading.worker import Client as NotebookClient
+    from course.grading.run.worker import Client as NotebookClient
 
     import shutil
 

@@ -24,8 +24,10 @@ from pathlib import Path
 import pytest
 
 import toycourse
-from course.grading import classgrade, known as planner, nbgrader_io
-from course.grading.sandbox import detect
+from course.grading.classroom import pipeline as classgrade
+from course.grading.authoring import known as planner
+from course.grading.nbgrader import wrapper as nbgrader_io
+from course.grading.run.sandbox import detect
 
 CH = toycourse.CHAPTER
 SEED = 20261202
@@ -361,7 +363,7 @@ def dask_cluster(tmp_path_factory):
     """A real ``dask.distributed`` scheduler and two single-threaded worker processes on 127.0.0.1, over mutual
     TLS with the course's certificates (``dask_tls``; tests/test_dask_security.py tests what that refuses)."""
     pytest.importorskip("distributed")
-    from course.grading import dask_tls
+    from course.grading.classroom import dask_tls
 
     d = tmp_path_factory.mktemp("dask")
     certs = d / "certs"
@@ -401,7 +403,7 @@ def test_a_dask_cluster_grades_the_class_like_the_local_pool_and_survives_a_kill
 
     from distributed import Client
 
-    from course.grading import dask_tls
+    from course.grading.classroom import dask_tls
 
     address, logs, certs = dask_cluster
     course, subs, _ = build_class(tmp_path, extra_damaged=False)

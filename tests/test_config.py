@@ -1,7 +1,7 @@
 """The grading limits are written once (in Limits); the traits an instructor sets map onto them by unit."""
 from traitlets.config import Config
 
-from course.grading import wire
+from course.grading.run import wire
 from course.grading.config import GiB, KiB, MiB, GradingLimits, Limits, _field, limits
 
 

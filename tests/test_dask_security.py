@@ -30,9 +30,12 @@ from pathlib import Path
 import pytest
 
 import toycourse
-from course.grading import classgrade, dask_tls, known as planner, nbgrader_io
+from course.grading.classroom import pipeline as classgrade
+from course.grading.classroom import dask_tls
+from course.grading.authoring import known as planner
+from course.grading.nbgrader import wrapper as nbgrader_io
 from course.grading.config import Limits
-from course.grading.sandbox import detect
+from course.grading.run.sandbox import detect
 
 pytest.importorskip("distributed")
 CH = toycourse.CHAPTER
@@ -176,7 +179,7 @@ def test_nothing_of_the_cluster_listens_beyond_loopback(tls_cluster):
 
 
 def test_a_worker_without_the_sandbox_refuses_the_task():
-    out = subprocess.run([sys.executable, "-c", "from course.grading.classgrade import work_on_dask; "
+    out = subprocess.run([sys.executable, "-c", "from course.grading.classroom.pipeline import work_on_dask; "
                           "print(work_on_dask({'not': 'even a task'}))"],
                          env=nbgrader_io.env({"COURSE_SANDBOX": "none"}), capture_output=True, text=True, timeout=120)
     r = dask_tls.parse_result(out.stdout.strip(), classgrade.DASK_RESULT)
@@ -223,7 +226,7 @@ import json
 import os
 import pickle
 
-import course.grading.classgrade as classgrade
+import course.grading.classroom.pipeline as classgrade
 
 MARK = {mark!r}
 CODE = ("open(%r + '/' + str(__import__('os').getpid()), 'w')"

@@ -10,9 +10,9 @@ import nbformat
 import pytest
 
 from conftest import REPO
-from course.grading import known as grading
-from course.grading import nbgrader_io
-from course.grading.worker import strip_hidden_tests
+from course.grading.authoring import known as grading
+from course.grading.nbgrader import wrapper as nbgrader_io
+from course.grading.run.worker import strip_hidden_tests
 
 CHAPTER = "05b_distributed"
 # (data cell, solution cell, visible test cell, mutant that must fail that test)
@@ -30,7 +30,7 @@ print("main file:", getattr(__main__, "__file__", None), "| method:", P.start_me
 
 @pytest.mark.parametrize("method", ["spawn", "forkserver"])
 def test_launcher_exercises_in_a_kernel(method, monkeypatch):
-    from course.grading.worker import Client as NotebookClient
+    from course.grading.run.worker import Client as NotebookClient
 
     src = grading.read(grading.notebook_path(CHAPTER))
     by_id = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in src.cells if c.cell_type == "code"}

@@ -1,4 +1,4 @@
-"""Misconception diagnosis (course.grading.diagnosis): verdict codes, similarity, the nearest known mistake, and
+"""Misconception diagnosis (course.grading.judge.diagnosis): verdict codes, similarity, the nearest known mistake, and
 the saved profiles of every chapter (fresh against the judge, the reference and the mutants, each with a note)."""
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ import re
 
 import pytest
 
-from course.grading import diagnosis, known
-from course.grading.diagnosis import Known, diagnose, similarity
-from course.grading.judge import decide, load
+from course.grading.judge import diagnosis
+from course.grading.authoring import known
+from course.grading.judge.diagnosis import Known, diagnose, similarity
+from course.grading.judge.verdicts import decide, load
 from course.grading.records import exercise_of
 
 EXERCISE = {"t_a": "ex1", "t_b": "ex1", "t_c": "ex1", "t_z": "ex2"}
@@ -74,7 +75,7 @@ def test_evaluate_counts_right_wrong_and_silent_and_tries_blind_answers_against_
 
 JUDGE = '''
 from course import checks as C
-from course.grading.judge import Judge, visible
+from course.grading.judge.verdicts import Judge, visible
 
 judge = Judge()
 
@@ -126,7 +127,7 @@ CHAPTERS = known.chapters()
 def test_every_mutant_has_a_note_for_students_and_every_profile_is_saved(chapter):
     """Each mutant's NOTE names a misconception (no hidden test's name, no grade id, no code of the solution); the
     saved profiles are current (the variants test recomputes them at a fresh seed and diagnoses each mutant)."""
-    from course.grading.references import reference_notebook
+    from course.grading.judge.references import reference_notebook
 
     mutants = known.load_variants(chapter, "mutant")
     nb = reference_notebook(chapter, known.REPO)
@@ -149,8 +150,8 @@ def test_every_mutant_has_a_note_for_students_and_every_profile_is_saved(chapter
 
 def test_the_feedback_names_a_known_mistake_through_grading(tmp_path):
     """The message of the exercise's first failing cell gets the note; the report keeps the diagnosis."""
-    from course.grading.judge import Verdict
-    from course.grading.preprocessors import diagnose as diagnose_submission
+    from course.grading.judge.verdicts import Verdict
+    from course.grading.nbgrader.preprocessors import diagnose as diagnose_submission
     from tools.nbtool import md, solution, tests as graded_cell
 
     import nbformat

@@ -373,7 +373,7 @@ def test_figure_builders_return_closed_figures():
 def test_plot_helpers_draw_one_figure_in_a_notebook():
     """Issue 22: plot_compile_counts drew its figure twice when it was a cell's last line (show + the returned figure)."""
     import nbformat
-    from course.grading.worker import Client as NotebookClient
+    from course.grading.run.worker import Client as NotebookClient
 
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell("from course import dynamo as cd"),

@@ -1,4 +1,4 @@
-"""course.grading.estimates: a chapter's time is counted from its release notebook and a measured run."""
+"""course.grading.authoring.estimates: a chapter's time is counted from its release notebook and a measured run."""
 from __future__ import annotations
 
 import json
@@ -7,7 +7,7 @@ import nbformat
 import pytest
 
 from course import lab
-from course.grading import estimates
+from course.grading.authoring import estimates
 
 
 def _nb(markdown: list[str], code: list[str], points: list[float]):

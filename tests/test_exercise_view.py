@@ -4,7 +4,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from course.grading import exercise, known
+from course.grading.authoring import exercise
+from course.grading.authoring import known
 from course.grading.records import exercise_of
 
 CH = "01_dynamic_graphs"
@@ -29,7 +30,7 @@ def test_one_exercise_shows_statement_reference_probes_verdicts_and_every_mutant
     reference = known.strip_markers(known.solution_cells(nb)["sgd_step"])
     assert "Exercise 1.2" in text.split("Reference solution")[0]           # the statement comes first
     assert all(line in text for line in reference.splitlines() if line.strip())
-    judge = __import__("course.grading.judge", fromlist=["load"]).load(CH, known.REPO)
+    judge = __import__("course.grading.judge.verdicts", fromlist=["load"]).load(CH, known.REPO)
     for gid in (g for g, owner in exercise_of(nb).items() if owner == "sgd_step"):
         assert f"Grade cell {gid} (" in text
         if gid in judge.probes:

@@ -2,7 +2,7 @@
 import nbformat
 import pytest
 
-from course.grading import known as grading
+from course.grading.authoring import known as grading
 from tools.nbtool import md, setup, solution, write
 from tools.nbtool import tests as graded_cell
 
@@ -56,7 +56,7 @@ def test_variant_validation(toy):
 
 def test_a_mutant_may_be_written_as_the_lines_it_changes_in_the_reference(toy):
     """CHANGES: (old, new) pairs of whole lines of the reference (markers removed), each old text found once."""
-    from course.grading.known import apply_changes, load_variants
+    from course.grading.authoring.known import apply_changes, load_variants
 
     d = toy / "tests" / "mutants" / "00_toy"
     (d / "f3.py").write_text('"""f3."""\nCELL = "f"\nFAILS = ["test_f"]\n'
@@ -124,8 +124,8 @@ def test_a_probe_with_a_time_limit_of_its_own_outlives_the_default(tmp_path):
     """A probe that compiles (Chapter 3's AOTInductor package) gets its own limit (``judge.probe(..., seconds=)``);
     every other probe keeps the grader's ``probe_seconds``. Both probes below sleep 4 s; the default is 2 s."""
     from course.grading.config import Limits
-    from course.grading.judge import Judge
-    from course.grading.worker import run_submission
+    from course.grading.judge.verdicts import Judge
+    from course.grading.run.worker import run_submission
 
     judge = Judge()
 
@@ -145,7 +145,7 @@ def test_a_probe_with_a_time_limit_of_its_own_outlives_the_default(tmp_path):
     assert [c.seconds for c in codes] == [60, None]
     # The notebook imports what every probe imports: the 2 s below must time the probes' sleep, not a cold
     # `import torch` in the judge's sentinel probe (over 2 s on a busy machine: the sentinel then timed out).
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import torch, course.grading.wire")])
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import torch, course.grading.run.wire")])
     result = run_submission(nb, "00_toy", "student", codes, seed=5, limits=Limits(probe_seconds=2), decoys=False)
     assert result.results["t_own"].get("ok") is True and result.results["t_own"]["value"] == 6, result.results["t_own"]
     assert result.results["t_default"].get("ok") is False
@@ -167,8 +167,8 @@ def test_the_judge_runs_inside_a_running_event_loop():
     import asyncio
 
     from course.grading.config import Limits
-    from course.grading.judge import Judge
-    from course.grading.worker import run_submission
+    from course.grading.judge.verdicts import Judge
+    from course.grading.run.worker import run_submission
 
     judge = Judge()
 

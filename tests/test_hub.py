@@ -75,7 +75,7 @@ needs_hub = pytest.mark.skipif(_missing() is not None, reason=str(_missing()))
 def answers() -> tuple[dict, dict]:
     """A correct answer to the exercise (one of its alternatives) and a wrong one (the mutant that fails the
     fewest of its tests), from ``tests/alternatives`` and ``tests/mutants``."""
-    from course.grading.known import load_variants
+    from course.grading.authoring.known import load_variants
 
     def load(kind):  # a mutant may be written as CHANGES to the reference: load_variants gives its whole source
         return [{"CELL": v.cell, "FAILS": list(v.fails), "SOURCE": v.source} for v in load_variants(CHAPTER, kind, REPO)]
@@ -945,7 +945,7 @@ def test_lockdown_makes_the_course_and_homes_private_and_the_checkout_unlistable
 def test_grading_commands_keep_their_scratch_in_a_private_folder(tmp_path):
     """What a grading command writes to the temporary folder (sandboxes, kernels' connection files, reference
     values) lies in a 0700 folder of the grader's own, passed on to its children through TMPDIR."""
-    code = ("import os, tempfile; from course.grading.scratch import private_tmpdir; base = private_tmpdir(); "
+    code = ("import os, tempfile; from course.grading.run.scratch import private_tmpdir; base = private_tmpdir(); "
             "print(base, oct(os.stat(base).st_mode & 0o777), tempfile.mkdtemp().startswith(base), "
             "private_tmpdir() == base)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,

@@ -5,8 +5,8 @@ import re
 import pytest
 
 from conftest import CHAPTERS, REPO
-from course.grading import known as grading
-from course.grading import judge as judging
+from course.grading.authoring import known as grading
+from course.grading.judge import verdicts as judging
 from tools.nbtool import HIDDEN_CALL
 
 SOURCES = {ch: grading.notebook_path(ch) for ch in CHAPTERS}
@@ -133,7 +133,7 @@ FIGURE = re.compile(r"(?<![\w.])[-+~≈]?\d[\d,]*(?:\.\d+)?\s?" + _UNIT + r"(?![
 # How a line says that its figures are not this reader's measurements: a quoted reference value with its
 # source, visible to the reader, or (for settings, sizes of inputs and time estimates) an author's note.
 FIGURE_MARKS = re.compile(r"\(quoted[^)]*\)|<!--\s*not measured:[^>]*-->", re.I)
-# A title's time estimate counted by course.grading.estimates (test_time_estimate_is_counted checks its figures).
+# A title's time estimate counted by course.grading.authoring.estimates (test_time_estimate_is_counted checks its figures).
 COUNTED_ESTIMATE = re.compile(r"\*\*Time:\*\* about \d+ minutes, counted: ")
 
 
@@ -170,8 +170,8 @@ def test_figures_in_prose_are_printed_by_cells(chapter):
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_time_estimate_is_counted(chapter):
     """The title's time is reading (counted words and code lines) + the measured run + the exercises' points, as
-    course.grading.estimates counts them from the release: never a typed guess, and never stale."""
-    from course.grading import estimates
+    course.grading.authoring.estimates counts them from the release: never a typed guess, and never stale."""
+    from course.grading.authoring import estimates
     e = estimates.estimate(chapter)
     print(e.describe())
     assert e.run_seconds is not None, f"{chapter}: no measured run; `python -m course.grading run {chapter} --record`"
@@ -245,14 +245,14 @@ ANSWER_ON_PAGE_OPEN: dict[str, int] = {}  # every exercise is within the limit (
 
 @pytest.fixture(scope="module")
 def idioms():
-    from course.grading import onpage
+    from course.grading.authoring import onpage
     return onpage.idioms()
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_answer_is_not_on_the_page(chapter, idioms):
     """At most a third of each reference's code lines can be read in the release notebook or course/*.py."""
-    from course.grading import onpage
+    from course.grading.authoring import onpage
     report, wrong = [], []
     for item in onpage.shares(chapter, common=idioms):
         report.append(item.describe())

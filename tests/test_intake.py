@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from course.grading import intake
+from course.grading.intake import files as intake
 from course.grading.config import Limits
 
 

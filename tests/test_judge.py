@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from course.checks import CheckFailed
-from course.grading import judge as J
+from course.grading.judge import verdicts as J
 
 
 
@@ -19,7 +19,7 @@ from course.grading import judge as J
 def _toy_judge(tmp_path: Path, body: str) -> J.Judge:
     d = tmp_path / "source" / "00_toy"
     d.mkdir(parents=True)
-    (d / "judge.py").write_text("from course import checks as C\nfrom course.grading.judge import Judge, visible\n"
+    (d / "judge.py").write_text("from course import checks as C\nfrom course.grading.judge.verdicts import Judge, visible\n"
                                 "judge = Judge()\n" + body)
     return J.load("00_toy", tmp_path)
 

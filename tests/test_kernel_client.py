@@ -1,11 +1,11 @@
-"""The kernel client every notebook run uses waits on a channel in short slices (course.grading.worker.Client)."""
+"""The kernel client every notebook run uses waits on a channel in short slices (course.grading.run.worker.Client)."""
 from __future__ import annotations
 
 import asyncio
 import time
 from queue import Empty
 
-from course.grading import worker
+from course.grading.run import worker
 
 
 class _MissesItsWakeup:

@@ -1,5 +1,5 @@
-"""course.grading.onpage: which lines of a reference a student can read on the page."""
-from course.grading import onpage
+"""course.grading.authoring.onpage: which lines of a reference a student can read on the page."""
+from course.grading.authoring import onpage
 
 REFERENCE = '''
 def weighted(x, w=None):

@@ -5,7 +5,7 @@ import sys
 import zipfile
 
 from conftest import CHAPTERS, REPO
-from course.grading import known as grading
+from course.grading.authoring import known as grading
 
 
 def _norm(text: str) -> str:
@@ -34,7 +34,10 @@ def test_the_wheel_holds_no_hidden_test_or_solution(tmp_path):
     wheel = next(tmp_path.glob("course-*.whl"))
     with zipfile.ZipFile(wheel) as zf:
         names = zf.namelist()
-        assert any(n == "course/grading/judge.py" for n in names), "the judge machinery is part of the package"
+        assert any(n == "course/grading/judge/verdicts.py" for n in names), "the judge machinery is part of the package"
+        missing = sorted(str(f.relative_to(REPO)) for f in (REPO / "course").rglob("*.py")
+                         if "__pycache__" not in f.parts and str(f.relative_to(REPO)) not in names)
+        assert not missing, f"pyproject's packages leave out {missing}"
         assert any(n == "course/serving/hub.py" for n in names), "the class tools are part of the package"
         assert not any(re.search(r"(^|/)source/|\.ipynb$", n) for n in names), names
         text = "\n".join(zf.read(n).decode(errors="replace") for n in names if n.endswith(".py"))

@@ -7,7 +7,7 @@ the attacks that got through the code around them:
 * **damaged notebooks** that made ``repair.stage`` raise, so that ``autograde`` and ``grade-class`` stopped
   before anyone was graded: a 200 KB deeply nested JSON notebook, a folder named like the notebook, and
   ``metadata.nbgrader`` of the wrong type;
-* **forged results**: the student's kernel replaces ``course.grading.wire.probe_record`` and answers ``[]``, or
+* **forged results**: the student's kernel replaces ``course.grading.run.wire.probe_record`` and answers ``[]``, or
   the visible example right and every list of hidden cases empty. Verdicts that only loop (``zip(got, ref)``)
   passed on that; the judge now checks the whole answer's structure against the reference's first. Chapters 2
   and 4 are checked test by test, in one process, with forged records of four shapes;
@@ -39,8 +39,10 @@ import nbformat
 import pytest
 
 import toycourse
-from course.grading import known, nbgrader_io, repair
-from course.grading.sandbox import detect
+from course.grading.authoring import known
+from course.grading.nbgrader import wrapper as nbgrader_io
+from course.grading.intake import repair
+from course.grading.run.sandbox import detect
 
 REPO = Path(__file__).resolve().parents[1]
 KEY = 20261204
@@ -141,7 +143,7 @@ STUB_COUNT = "def count_positive(t):\n    raise NotImplementedError()\n"
 # test an answer of the student's choosing, with the probe's own nonce.
 FORGED = '''
 import torch
-import course.grading.wire as _wire
+import course.grading.run.wire as _wire
 _real_record = _wire.probe_record
 
 def _forged(source, name, seed, nonce=0, namespace=None):
@@ -332,7 +334,7 @@ def test_each_threat_costs_exactly_its_own_points_and_is_said(pipeline_class, st
 
 @PIPELINE
 def test_a_known_mistake_is_named_in_the_feedback_and_nothing_else_is(pipeline_class):
-    """The diagnosis (course.grading.diagnosis) through grade-class: a student whose answer behaves like a known
+    """The diagnosis (course.grading.judge.diagnosis) through grade-class: a student whose answer behaves like a known
     mistake reads its note in the graded notebook, grader.md, nbgrader's feedback page and the gradebook comment (a
     damaged notebook graded as the release hears the stub's); one who fails another way (a list for a tensor), the
     honest one and every other attacker read no note."""
@@ -412,9 +414,10 @@ def test_no_line_of_the_hidden_tests_reaches_the_student(pipeline_class):
 FORGE = '''
 import json, sys
 from pathlib import Path
-from course.grading import sweep, wire
-from course.grading.judge import decide, structure_problem
-from course.grading.references import reference_cells, reference_notebook
+from course.grading.authoring import sweep
+from course.grading.run import wire
+from course.grading.judge.verdicts import decide, structure_problem
+from course.grading.judge.references import reference_cells, reference_notebook
 
 chapter, root = sys.argv[1], Path(sys.argv[2]).resolve()
 judge, shell = sweep._prepare(chapter, root, "forged")
@@ -582,7 +585,7 @@ def test_collect_skips_what_it_cannot_read_and_ids_that_are_no_student(tmp_path)
 
 def test_the_intake_counts_folders_and_entries(tmp_path):
     """60,000 empty folders (236 MiB of directory blocks per copy) are not copied; the walk stops at the cap."""
-    from course.grading import intake
+    from course.grading.intake import files as intake
     from course.grading.config import Limits
 
     src = tmp_path / "sub"
@@ -649,7 +652,7 @@ def test_the_working_folder_is_a_capped_tmpfs_with_the_submissions_files(tmp_pat
 def test_the_watchdog_caps_what_is_written_into_the_ipc_folder(tmp_path):
     import textwrap
 
-    from course.grading import sandbox as sb
+    from course.grading.run import sandbox as sb
     from course.grading.config import Limits
 
     limits = Limits(probe_result_bytes=2 * 2 ** 20)  # the ipc folder's cap: two results and 16 MiB

@@ -1,4 +1,4 @@
-"""course.grading.repair: every kind of damaged submission is staged as a gradable notebook, the original untouched."""
+"""course.grading.intake.repair: every kind of damaged submission is staged as a gradable notebook, the original untouched."""
 import hashlib
 import json
 from pathlib import Path
@@ -6,7 +6,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course.grading import known as planner, repair
+from course.grading.authoring import known as planner
+from course.grading.intake import repair
 from tools.nbtool import md, setup, solution, write
 from tools.nbtool import tests as graded_cell
 

@@ -394,7 +394,7 @@ def test_collect_makes_a_missing_exchange_and_takes_resubmissions(tmp_path):
     import pwd
 
     import toycourse
-    from course.grading import nbgrader_io
+    from course.grading.nbgrader import wrapper as nbgrader_io
 
     ch = toycourse.CHAPTER
     course = toycourse.make(tmp_path / "course")

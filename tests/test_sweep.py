@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from conftest import CHAPTERS, REPO
-from course.grading import nbgrader_io, sweep
+from course.grading.nbgrader import wrapper as nbgrader_io
+from course.grading.authoring import sweep
 
 
 # The test run sweeps the first SEEDS of the sequence (the determinism check on the first TWICE); `make sweep` runs
@@ -61,7 +62,7 @@ def test_the_sweep_catches_seed_luck_and_a_do_nothing_answer_that_passes(tmp_pat
     (d / "lazy_count.py").write_text('"""Returns zero."""\nCELL = "count_positive"\nKIND = "do-nothing"\n'
                                      'FAILS = ["test_count_positive", "test_scale"]\nSOURCE = """\ndef count_positive(t):\n'
                                      '    return 2\n"""\n')
-    code = ("import sys; from pathlib import Path; from course.grading import sweep; "
+    code = ("import sys; from pathlib import Path; from course.grading.authoring import sweep; "
             f"r = sweep.run('{toycourse.CHAPTER}', Path({str(course)!r}), sweep.sweep_seeds(60), donothing_seeds=10); "
             "print('\\n'.join(r.problems)); print('DONOTHING', r.donothing)")
     proc = subprocess.run([sys.executable, "-c", code], cwd=course, env=nbgrader_io.env(), capture_output=True,
@@ -83,7 +84,7 @@ def test_each_sweep_process_compiles_into_a_cache_of_its_own(tmp_path):
     import toycourse
 
     course = toycourse.make(tmp_path / "course")
-    code = ("import os, sys; from pathlib import Path; from course.grading import sweep; "
+    code = ("import os, sys; from pathlib import Path; from course.grading.authoring import sweep; "
             f"sweep._prepare({toycourse.CHAPTER!r}, Path({str(course)!r}), 'cachetest'); "
             "print(os.environ['TORCHINDUCTOR_CACHE_DIR'], os.environ['TRITON_CACHE_DIR'], os.getcwd())")
     seen = []

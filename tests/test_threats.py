@@ -44,8 +44,9 @@ import nbformat
 import pytest
 
 import toycourse
-from course.grading import known, nbgrader_io
-from course.grading.sandbox import detect
+from course.grading.authoring import known
+from course.grading.nbgrader import wrapper as nbgrader_io
+from course.grading.run.sandbox import detect
 
 CH = toycourse.CHAPTER
 KEY = 20261202
@@ -90,17 +91,17 @@ if "probe_scale" in leak:
 '''
 
 EXPAND = '''
-import torch, course.grading.wire as _w
+import torch, course.grading.run.wire as _w
 _w.encode = lambda v, *a, **k: torch.zeros(1, dtype=torch.float64).expand(2 ** 32)
 ''' + HONEST_SCALE
 
 TOO_LARGE = '''
-import torch, course.grading.wire as _w
+import torch, course.grading.run.wire as _w
 _w.encode = lambda v, *a, **k: torch.zeros(10 * 2 ** 20)
 ''' + HONEST_SCALE
 
 MULTIPLY = '''
-import functools, course.grading.wire as _w
+import functools, course.grading.run.wire as _w
 _w.encode = lambda v, *a, **k: functools.reduce(lambda acc, _: [acc, acc], range(60), [0])
 ''' + HONEST_SCALE
 

@@ -1,4 +1,4 @@
-"""course.grading.wire: what crosses from a student's kernel to the judge is plain data that cannot run code."""
+"""course.grading.run.wire: what crosses from a student's kernel to the judge is plain data that cannot run code."""
 import io
 import os
 import pickle
@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from course.checks import Opaque, describe
-from course.grading import wire
+from course.grading.run import wire
 
 
 def roundtrip(value):

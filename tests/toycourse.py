@@ -20,7 +20,7 @@ JUDGE = '''
 import torch
 
 from course import checks as C
-from course.grading.judge import Judge, visible
+from course.grading.judge.verdicts import Judge, visible
 
 judge = Judge()
 
@@ -121,7 +121,7 @@ def make_profiles(dest: Path) -> Path:
     import subprocess
     import sys
 
-    from course.grading import nbgrader_io
+    from course.grading.nbgrader import wrapper as nbgrader_io
 
     folder = write_mutants(dest)
     proc = subprocess.run([sys.executable, "-m", "course.grading", "profiles", CHAPTER, "--seeds", "1", "--course",

@@ -19,7 +19,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from course.grading import known  # noqa: E402
+from course.grading.authoring import known  # noqa: E402
 from course.grading.records import exercise_of  # noqa: E402
 
 
@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     subs = [known.Submission(f"blind-{i}", {a["cell"]: a["source"] for a in g}, variants=[a["name"] for a in g])
             for i, g in enumerate(groups, 1)]
     if args.fast:
-        from course.grading import sweep
+        from course.grading.authoring import sweep
         report = sweep.variants(args.chapter, REPO, sweep.sweep_seeds(2, key=b"variants"),
                                 names=[], extra=[known.Variant(a["name"], "blind", a["cell"], a["source"], (), a["doc"])
                                                  for a in answers])

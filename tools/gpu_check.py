@@ -4,7 +4,7 @@
     python tools/gpu_check.py [CHAPTER ...] [--out .bench/gpu-check] [--timeout 900]    (CHAPTER: 01 or 01_dynamic_graphs)
 
 Each chapter's source notebook runs in a fresh kernel of its own, as a student's notebook with the reference
-answers would (solutions in, hidden tests out: ``course.grading.known.execute``, the runner of
+answers would (solutions in, hidden tests out: ``course.grading.authoring.known.execute``, the runner of
 ``python -m course.grading run`` and benchmarks/stall.py), with ``allow_errors``: every cell runs even after one
 fails. The kernel is the interpreter that runs this script (nbclient starts ``python3`` as ``sys.executable``), so
 its torch is the one tested: nothing is installed or replaced. ``--requirements`` prints the course's pins without
@@ -109,7 +109,7 @@ def chapter_report(name: str, nb, seconds: float, cuda_rows: list[dict], kernel_
     ``error`` (None when it passed), ``cuda`` (see the module docstring) and ``ran`` (False for a cell the kernel
     never reached).
     """
-    from course.grading import known
+    from course.grading.authoring import known
 
     times = {i: ran for i, ran, _gap in known.cell_times(nb)}
     cuda_by_count = {r["count"]: r for r in cuda_rows if r.get("count") is not None}
@@ -134,7 +134,7 @@ def chapter_report(name: str, nb, seconds: float, cuda_rows: list[dict], kernel_
 
 def run_notebook(path: Path, name: str | None = None, timeout: int = 900) -> dict:
     """Execute ``path`` as a student with errors allowed, in a kernel with the CUDA recorder; return its report."""
-    from course.grading import known
+    from course.grading.authoring import known
 
     name = name or path.stem
     with tempfile.TemporaryDirectory(prefix="gpu-check-") as tmp:
@@ -228,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.requirements:
         print("\n".join(requirements()))
         return 0
-    from course.grading import known  # nbgrader and nbformat: not needed for --requirements
+    from course.grading.authoring import known  # nbgrader and nbformat: not needed for --requirements
 
     info = torch_info()
     print(f"torch {info.get('torch')} (CUDA available: {info.get('cuda_available')}"

@@ -1,25 +1,29 @@
-"""The instructor's side of the course: grading that students' code cannot reach, organised by role.
+"""The instructor's side of the course: grading that students' code cannot reach, one folder per stage that a
+submission goes through, in order.
 
-* **Intake** (:mod:`~course.grading.intake`, :mod:`~course.grading.repair`): every submission's files pass
-  through one place before anything copies them; damaged notebooks are rebuilt from the release.
-* **Judge and wire** (:mod:`~course.grading.judge`, :mod:`~course.grading.wire`,
-  :mod:`~course.grading.references`, :mod:`~course.grading.sweep`): hidden tests as probe + verdict, the
-  plain-data format results come back in, the reference computed per student's seed.
-* **Sandbox and worker** (:mod:`~course.grading.sandbox`, :mod:`~course.grading.worker`): the student's
-  notebook in a bubblewrap sandbox, and the probes sent to it, with caps on everything that comes back.
-* **Class grading** (:mod:`~course.grading.classgrade`): stage, run (local processes or Dask), record, report;
-  :mod:`~course.grading.runs`: the saved runs, written by the class pipeline and read by nbgrader's preprocessor.
-* **nbgrader integration** (:mod:`~course.grading.nbgrader_io`, :mod:`~course.grading.preprocessors`,
-  :mod:`~course.grading.inkernel`): the one layer that calls and configures nbgrader.
-* **Demo and known answers** (:mod:`~course.grading.known`): mutants, alternatives, attacks, ``make grade``;
-  :mod:`~course.grading.exercise` prints one exercise's pieces side by side.
-* Shared: :mod:`~course.grading.config` (every limit, as traitlets configuration), :mod:`~course.grading.records`
-  (typed records), :mod:`~course.grading.text` (student text made safe to print and render).
-* The command line: :mod:`~course.grading.cli` (``python -m course.grading``).
+* :mod:`~course.grading.intake`: every file of a submission is checked before anything copies it
+  (``files``); a damaged notebook is rebuilt from the release (``repair``).
+* :mod:`~course.grading.run`: the submission's notebook in a bubblewrap sandbox (``sandbox``), its kernel and the
+  probes sent to it (``worker``), the plain-data format that comes back (``wire``), the grader's scratch
+  (``scratch``) and the saved runs (``saved``).
+* :mod:`~course.grading.judge`: hidden tests as probe + verdict (``verdicts``), the reference's results for each
+  student's seed (``references``), a failing answer matched to a known mistake (``diagnosis``).
+* :mod:`~course.grading.nbgrader`: the one wrapper around nbgrader (``wrapper``) and the preprocessors
+  ``nbgrader_config.py`` installs (``preprocessors``). :mod:`~course.grading.inkernel` is what the grade cells
+  call (stock ``nbgrader autograde``); it keeps its name because every released notebook and gradebook holds it.
+* :mod:`~course.grading.classroom`: a class's pipeline (``pipeline``: stage, run on local processes or Dask,
+  record, report), Dask with mutual TLS (``dask_tls``) and the item analysis (``analysis``).
+* :mod:`~course.grading.authoring`: proving the course: known answers and the demo class (``known``), the seed
+  sweep and the variants (``sweep``), time estimates, how much of an answer is on the page, one exercise side by
+  side.
+* Shared, one module each: :mod:`~course.grading.config` (every limit), :mod:`~course.grading.records` (the
+  notebook's nbgrader metadata and the typed records), :mod:`~course.grading.paths` (the instructor-only paths),
+  :mod:`~course.grading.text` (student text made safe to print and render). The command line:
+  :mod:`~course.grading.cli` (``python -m course.grading``).
 
 Serving the course to a class (the hub, the student repository) lives beside this package, in
-:mod:`course.serving`. Students never import either (the student repository leaves both out); nothing in it is secret: the
-hidden tests live in ``source/<chapter>/judge.py``, which is never released. Importing it stays light,
-because :mod:`course.grading.wire` is imported inside students' kernels: this file imports nothing, and each
-caller imports the module it uses (``from course.grading import known``), never a name through the package.
+:mod:`course.serving`. Students never import either (the student repository leaves both out); nothing in it is
+secret: the hidden tests live in ``source/<chapter>/judge.py``, which is never released. Importing it stays light,
+because :mod:`course.grading.run.wire` is imported inside students' kernels: this file and ``run/__init__.py``
+import nothing, and each caller imports the module it uses (``from course.grading.authoring import known``).
 """

@@ -159,14 +159,15 @@ def parser() -> argparse.ArgumentParser:
 
 
 def _grade(args, chapters: list[str], only: list[str] | None) -> int:
-    from course.grading import classgrade, nbgrader_io
+    from course.grading.classroom import pipeline as classgrade
+    from course.grading.nbgrader import wrapper as nbgrader_io
     from course.grading.config import limits
-    from course.grading.dask_tls import DaskSecurityError
-    from course.grading.sandbox import detect
+    from course.grading.classroom.dask_tls import DaskSecurityError
+    from course.grading.run.sandbox import detect
 
     root = Path.cwd()
     if args.dask:
-        from course.grading import dask_tls
+        from course.grading.classroom import dask_tls
         try:
             dask_tls.check_address(args.dask)
             dask_tls.check_certs(args.dask_certs or root / dask_tls.DEFAULT_DIR, dask_tls.INSTRUCTOR)
@@ -210,7 +211,7 @@ def _grade(args, chapters: list[str], only: list[str] | None) -> int:
 
 
 def _check(args) -> int:
-    from course.grading import known
+    from course.grading.authoring import known
 
     status = 0
     for assignment in args.assignments or known.chapters():
@@ -239,33 +240,34 @@ def _check(args) -> int:
 
 
 def _sweep(args) -> int:
-    from course.grading import sweep
+    from course.grading.authoring import sweep
     return sweep.main_args(args.chapter, args.seeds, args.donothing_seeds, args.once, twice_seeds=args.twice_seeds,
                            costly_seeds=args.costly_seeds)
 
 
 def _variants(args) -> int:
-    from course.grading import sweep
+    from course.grading.authoring import sweep
     return sweep.variants_main(args.chapter, args.seeds, args.only, all_tests=args.all_tests)
 
 
 def _profiles(args) -> int:
-    from course.grading import sweep
+    from course.grading.authoring import sweep
     return max(sweep.profiles_main(ch, args.seeds, root=args.course) for ch in args.chapters)
 
 
 def _exercise(args) -> int:
-    from course.grading import exercise
+    from course.grading.authoring import exercise
     return exercise.main(args.chapter, args.exercise)
 
 
 def _onpage(args) -> int:
-    from course.grading import onpage
+    from course.grading.authoring import onpage
     return onpage.main(args.chapters)
 
 
 def _run(args) -> int:
-    from course.grading import estimates, known
+    from course.grading.authoring import estimates
+    from course.grading.authoring import known
     for name in args.assignments or known.chapters():
         seconds, _ = known.execute(known.notebook_path(name), grading=args.grading)
         print(f"{name}: executed in {seconds:.1f} s ({'grading' if args.grading else 'student'} mode)")
@@ -275,18 +277,18 @@ def _run(args) -> int:
 
 
 def _estimates(args) -> int:
-    from course.grading import estimates
+    from course.grading.authoring import estimates
     return estimates.main(args.chapters, write=args.write)
 
 
 def _release(args) -> int:
-    from course.grading import known
+    from course.grading.authoring import known
     known.release(only=args.assignments or None)
     return 0
 
 
 def _demo(args) -> int:
-    from course.grading import known
+    from course.grading.authoring import known
     return known.demo(only=args.only or None, jobs=args.jobs)
 
 
@@ -296,7 +298,7 @@ def _publish(args) -> int:
 
 
 def _dask_certs(args) -> int:
-    from course.grading import dask_tls
+    from course.grading.classroom import dask_tls
     try:
         hosts = tuple(args.host or ()) or ("localhost", "127.0.0.1")
         for role, path in dask_tls.make_certs(args.dir, hosts).items():
@@ -309,7 +311,7 @@ def _dask_certs(args) -> int:
 
 
 def _dask_cluster(args) -> int:
-    from course.grading import dask_tls
+    from course.grading.classroom import dask_tls
     try:
         return dask_tls.serve(args.certs, args.workers, args.host, args.port, args.dashboard, args.join,
                               args.scheduler_file)
@@ -336,7 +338,7 @@ def main(argv: list[str] | None = None) -> int:
         return args.func(args, rest)
     if rest:
         p.error(f"unrecognized arguments: {' '.join(rest)}")
-    from course.grading.scratch import private_tmpdir
+    from course.grading.run.scratch import private_tmpdir
     private_tmpdir()
     try:
         return args.func(args)

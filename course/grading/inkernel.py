@@ -39,7 +39,9 @@ def locate(chapter: str | None = None, start: Path | None = None) -> tuple[Path,
 
 
 def _references(chapter: str, root: Path, seed: int, judge) -> dict:
-    from course.grading import nbgrader_io, paths, references
+    from course.grading import paths
+    from course.grading.nbgrader import wrapper as nbgrader_io
+    from course.grading.judge import references
 
     key = references.cache_key(chapter, root, seed, judge)
     if (chapter, key) in _REFS:
@@ -63,8 +65,9 @@ def _references(chapter: str, root: Path, seed: int, judge) -> dict:
 def hidden_test(test: str, chapter: str | None = None) -> None:
     """Run grade cell ``test``'s probe in this kernel and its verdict here; raise ``CheckFailed`` if it fails."""
     from course.checks import CheckFailed
-    from course.grading import references, wire
-    from course.grading.judge import decide, load
+    from course.grading.judge import references
+    from course.grading.run import wire
+    from course.grading.judge.verdicts import decide, load
 
     root, chapter = locate(chapter)
     judge = load(chapter, root)
@@ -87,7 +90,8 @@ def hidden_test(test: str, chapter: str | None = None) -> None:
 
 def write_references(chapter: str, seed: int, out: Path, root: Path) -> int:
     """``python -m course.grading references CHAPTER --seed S --out FILE``: compute and save the references."""
-    from course.grading import paths, references
+    from course.grading import paths
+    from course.grading.judge import references
 
     records = references.compute(chapter, root, [seed])
     tmp = out.with_suffix(".part")

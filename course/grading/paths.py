@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+#: This course's own folder (where ``course/`` is): the default of every command that takes a course.
+REPO = Path(__file__).resolve().parents[2]
 JUDGE = ".judge"
 #: The Dask cluster's certificates, relative to the course (``dask-certs``' default).
 DASK_CERTS = Path(JUDGE) / "dask"

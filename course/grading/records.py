@@ -3,7 +3,7 @@
 They travel between processes (a local worker, a Dask worker, the nbgrader
 process that records grades) as JSON written by :meth:`to_json` and read by
 :meth:`from_json`, never as ad-hoc dicts copied field by field. Probe values
-travel separately, in the wire format (:mod:`course.grading.wire`), and are
+travel separately, in the wire format (:mod:`course.grading.run.wire`), and are
 read back only with ``torch.load(weights_only=True)``.
 """
 from __future__ import annotations
@@ -123,7 +123,7 @@ class Report:
     intake: dict = field(default_factory=dict)   # IntakeReport.to_json()
     repair: dict = field(default_factory=dict)   # {"damaged": [...], "repaired": [...], "file": name}
     #: {solution cell: {"note", "known" (the mutants' names), "score"}}: the known mistake each failing exercise
-    #: behaves like (course.grading.diagnosis), as the student's feedback says it
+    #: behaves like (course.grading.judge.diagnosis), as the student's feedback says it
     diagnoses: dict = field(default_factory=dict)
 
     def to_json(self) -> dict:
@@ -164,7 +164,7 @@ class Report:
         if "probe's result" in " ".join(c.message for c in self.cells.values()):
             words.append("result refused")
         if self.intake:
-            from course.grading.intake import IntakeReport
+            from course.grading.intake.files import IntakeReport
             words += IntakeReport.from_json(self.intake).words()
         if self.repair.get("damaged"):
             words.append("damaged")

@@ -4,7 +4,7 @@
 probe's raw bytes as the sandbox wrote them); :func:`load_run` gives it back to the judge's preprocessor, only for the
 very notebook and seed it was made from, and only through the wire's checks. :func:`staging_notes` is what the
 intake and the repair found about a submission, for its report. Both sides import this module: the class pipeline
-(:mod:`course.grading.classgrade`) writes, nbgrader's preprocessor (:mod:`course.grading.preprocessors`) reads.
+(:mod:`course.grading.classroom.pipeline`) writes, nbgrader's preprocessor (:mod:`course.grading.nbgrader.preprocessors`) reads.
 """
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ from nbgrader.utils import is_grade
 from course.grading import paths
 from course.grading.config import Limits
 from course.grading.records import WorkerResult, grade_id
-from course.grading.wire import loads
-from course.grading.worker import strip_hidden_tests
+from course.grading.run.wire import loads
+from course.grading.run.worker import strip_hidden_tests
 
 
 def notebook_key(nb) -> str:

@@ -3,11 +3,11 @@
 Four phases, per chapter:
 
 1. **Stage** every ``submitted/<student>/<chapter>/`` into ``.judge/staged/``
-   through the intake (:mod:`course.grading.intake`: no link followed, no
+   through the intake (:mod:`course.grading.intake.files`: no link followed, no
    special file opened, caps) and the repair of damaged notebooks
-   (:mod:`course.grading.repair`). The submitted files are never modified.
+   (:mod:`course.grading.intake.repair`). The submitted files are never modified.
 2. **Run** the staged submissions, each in its own sandbox
-   (:mod:`course.grading.worker`), each in a grading process of its own with
+   (:mod:`course.grading.run.worker`), each in a grading process of its own with
    a memory cap, so that one submission that kills its grading process costs
    only its own grade: locally, ``--jobs`` processes at a time (a forkserver
    that has imported the grading code once); or on a Dask cluster
@@ -30,7 +30,7 @@ same path, bubblewrap, and a shared filesystem holding the course folder
 (``.judge/staged`` is read, ``.judge/runs`` written). The sandbox maps onto the
 node: each task builds its bubblewrap sandbox there, and a worker without it
 refuses. Only ``tls://`` schedulers, with the course's certificates: see
-:mod:`course.grading.dask_tls`.
+:mod:`course.grading.classroom.dask_tls`.
 """
 from __future__ import annotations
 
@@ -50,10 +50,15 @@ from pathlib import Path
 import nbformat
 from nbgrader.utils import is_solution
 
-from course.grading import intake, nbgrader_io, paths, references, repair, runs
+from course.grading import paths
+from course.grading.intake import files as intake
+from course.grading.nbgrader import wrapper as nbgrader_io
+from course.grading.judge import references
+from course.grading.intake import repair
+from course.grading.run import saved as runs
 from course.grading.config import Limits
-from course.grading.judge import load
-from course.grading.sandbox import cap_memory
+from course.grading.judge.verdicts import load
+from course.grading.run.sandbox import cap_memory
 from course.grading.records import Report, grade_id, points
 from course.grading.text import fenced, one_line, printable
 
@@ -110,7 +115,7 @@ def work(task: dict) -> dict:
 
     Runs in a fresh grading process (local) or on a Dask worker, under the judge's memory cap.
     """
-    from course.grading.worker import run_submission
+    from course.grading.run.worker import run_submission
 
     t = Task(**task)
     limits = Limits.from_dict(t.limits)
@@ -148,7 +153,7 @@ def _exit_reason(code: int | None) -> str:
 def run_local(tasks: list[dict], jobs: int, bar=None) -> list[tuple[str, str, str]]:
     """Run ``tasks`` ``jobs`` at a time, each in a process of its own; return the failures (chapter, student, why)."""
     ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(["course.grading.classgrade", "course.grading.worker", "torch"])
+    ctx.set_forkserver_preload(["course.grading.classroom.pipeline", "course.grading.run.worker", "torch"])
     failures = []
     pending = list(tasks)
     running: dict = {}
@@ -197,7 +202,7 @@ def work_on_dask(task: dict, allow_degraded: bool = False) -> str:
     """
     t0 = time.perf_counter()
     try:
-        from course.grading.sandbox import detect
+        from course.grading.run.sandbox import detect
 
         m = detect()
         if m.degraded and not allow_degraded:
@@ -212,7 +217,7 @@ def work_on_dask(task: dict, allow_degraded: bool = False) -> str:
 
 def worker_sandbox() -> str:
     """Run on each Dask worker: ``""`` where bubblewrap works there, else why it does not."""
-    from course.grading.sandbox import detect
+    from course.grading.run.sandbox import detect
 
     m = detect()
     return (m.why or "no sandbox") if m.degraded else ""
@@ -222,10 +227,10 @@ def dask_workers(client, require_sandbox: bool = False, allow_degraded: bool = F
     """Ask every worker of ``client``'s cluster for its sandbox; print one line each; return those that may grade.
 
     Workers without the sandbox get no task (unless ``allow_degraded``); with ``require_sandbox`` a single
-    one stops the grading (:class:`~course.grading.dask_tls.DaskSecurityError`), as does a cluster with no
+    one stops the grading (:class:`~course.grading.classroom.dask_tls.DaskSecurityError`), as does a cluster with no
     sandboxed worker.
     """
-    from course.grading.dask_tls import DaskSecurityError
+    from course.grading.classroom.dask_tls import DaskSecurityError
 
     try:
         answers = client.run(worker_sandbox, on_error="return")
@@ -271,7 +276,7 @@ def _run_on(client, tasks: list[dict], require_sandbox: bool, allow_degraded: bo
     """Submit ``tasks`` to the workers that have the sandbox and collect what each one says (see :func:`run_dask`)."""
     from distributed import wait
 
-    from course.grading import dask_tls
+    from course.grading.classroom import dask_tls
 
     failures: list[tuple[str, str, str]] = []
     good = dask_workers(client, require_sandbox, allow_degraded, log)
@@ -338,14 +343,14 @@ def run_dask(tasks: list[dict], address: str, bar=None, retries: int = 1, certs:
              require_sandbox: bool = False, allow_degraded: bool = False, log=print) -> list[tuple[str, str, str]]:
     """Run ``tasks`` on the Dask cluster at ``address`` (``tls://`` only; one task per submission); return the failures.
 
-    ``certs``: the folder of :func:`course.grading.dask_tls.make_certs` (the instructor's client certificate).
+    ``certs``: the folder of :func:`course.grading.classroom.dask_tls.make_certs` (the instructor's client certificate).
     Each task runs :func:`work_on_dask` on a worker that said it has the sandbox (:func:`dask_workers`) and
     returns JSON, checked here; nothing the cluster sends is unpickled
-    (:func:`course.grading.dask_tls.no_unpickling`). A worker that dies mid-task makes the scheduler run
+    (:func:`course.grading.classroom.dask_tls.no_unpickling`). A worker that dies mid-task makes the scheduler run
     the task again elsewhere (``allowed-failures``). If the scheduler's stream breaks (it sent something
     that is not plain data), or the time runs out, every unfinished task is a failure.
     """
-    from course.grading import dask_tls
+    from course.grading.classroom import dask_tls
 
     dask_tls.check_address(address)
     certs = Path(certs) if certs is not None else dask_tls.DEFAULT_DIR
@@ -426,11 +431,11 @@ def grade_class(root: Path, chapters: list[str], jobs: int | None = None, force:
     """
     from tqdm import tqdm
 
-    from course.grading.sandbox import detect
+    from course.grading.run.sandbox import detect
 
     root = Path(root).resolve()
     if dask:
-        from course.grading import dask_tls
+        from course.grading.classroom import dask_tls
 
         dask_tls.check_address(dask)
         dask_certs = Path(dask_certs) if dask_certs else root / dask_tls.DEFAULT_DIR
@@ -520,7 +525,7 @@ def grade_class(root: Path, chapters: list[str], jobs: int | None = None, force:
             out.reports.setdefault(chapter, {})[name] = Report.not_graded(chapter, name, why, max_score)
     if feedback:
         write_feedback(root, out, chapters, show_tests, db_url=db_url if solutions else None, log=log)
-    from course.grading import analysis
+    from course.grading.classroom import analysis
 
     for chapter in chapters:  # the whole class, also when only some students were graded now
         everyone = {p.stem: r for p in sorted((paths.judge_dir(root) / "reports" / chapter).glob("*.json"))
@@ -637,7 +642,7 @@ def worked_solutions(root: Path, chapter: str, db_url: str | None, log=print) ->
     says why."""
     import datetime
 
-    from course.grading.references import reference_notebook
+    from course.grading.judge.references import reference_notebook
 
     if db_url is None:
         return None

@@ -40,7 +40,7 @@ folder is owned by another local user; an LMS zip is checked by
 :func:`check_zip` before ``nbgrader zip_collect`` unpacks it; and a plain
 ``nbgrader autograde`` (Formgrader's button) refuses a submission that
 :func:`scan` finds hostile, before nbgrader copies anything
-(:mod:`course.grading.nbgrader_io`).
+(:mod:`course.grading.nbgrader.wrapper`).
 """
 from __future__ import annotations
 
@@ -364,7 +364,7 @@ def _collect_class():
     class SafeCollect(ExchangeCollect):
         """``nbgrader collect`` through the intake: no link followed, no special file opened, ids checked.
 
-        Configure with ``c.ExchangeFactory.collect = "course.grading.intake.SafeCollect"``.
+        Configure with ``c.ExchangeFactory.collect = "course.grading.intake.files.SafeCollect"``.
         A resubmission replaces the collected one (``update`` is on: ``--ExchangeCollect.update=False`` keeps the
         first); a missing exchange is made, and a missing ``inbound/`` is explained (issue 27).
         """

@@ -22,8 +22,8 @@ from pathlib import Path
 
 from nbgrader.utils import is_grade, is_solution
 
-from course.grading import judge as judge_mod
-from course.grading import known
+from course.grading.judge import verdicts as judge_mod
+from course.grading.authoring import known
 from course.grading.records import exercise_of, grade_id, points
 
 
@@ -60,7 +60,7 @@ def _heading(text: str, char: str = "=") -> str:
 
 def show(chapter: str, exercise: str, root: Path = known.REPO) -> str:
     """The whole of one exercise as text (see the module docstring). ``KeyError`` names the chapter's exercises."""
-    from course.grading.worker import strip_hidden_tests
+    from course.grading.run.worker import strip_hidden_tests
 
     nb = known.read(known.notebook_path(chapter, root))
     cells = nb.cells

@@ -34,8 +34,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from course.grading import records, wire
-from course.grading.judge import decide, load
+from course.grading import paths, records
+from course.grading.run import wire
+from course.grading.judge.verdicts import decide, load
 
 
 @dataclass
@@ -61,7 +62,7 @@ class SweepReport:
 
 def sweep_seeds(n: int, key: bytes = b"sweep") -> list[int]:
     """``n`` grading seeds drawn as a course installation draws them, one per (imaginary) student."""
-    from course.grading.references import student_seed
+    from course.grading.judge.references import student_seed
 
     return [student_seed(key, "sweep", f"student-{i}") for i in range(n)]
 
@@ -71,7 +72,7 @@ def _prepare(chapter: str, root: Path, prefix: str):
     the working directory), and an IPython shell that shows no tracebacks and needs no event loop."""
     from IPython.core.interactiveshell import InteractiveShell
 
-    from course.grading.references import source_notebook
+    from course.grading.judge.references import source_notebook
 
     judge = load(chapter, root)
     os.environ["NBGRADER_EXECUTION"] = "autograde"
@@ -115,8 +116,8 @@ def run(chapter: str, root: Path, seeds: list[int], donothing_seeds: int = 10, t
 
     ``costly_seeds``: probes with a time limit of their own (``judge.probe(..., seconds=)``, a probe that compiles)
     run for the first N seeds only (default: all); the test run uses it, ``make sweep`` does not."""
-    from course.grading.known import load_variants
-    from course.grading.references import reference_cells, reference_notebook
+    from course.grading.authoring.known import load_variants
+    from course.grading.judge.references import reference_cells, reference_notebook
 
     root = Path(root).resolve()
     report = SweepReport(chapter=chapter, seeds=list(seeds))
@@ -193,7 +194,7 @@ class VariantReport:
     problems: list[str] = field(default_factory=list)
     lost: dict[str, list[str]] = field(default_factory=dict)
     seconds: float = 0.0
-    #: per variant, per seed: {grade cell: the failing check's code} (see course.grading.diagnosis)
+    #: per variant, per seed: {grade cell: the failing check's code} (see course.grading.judge.diagnosis)
     profiles: dict[str, list[dict[str, str]]] = field(default_factory=dict)
 
 
@@ -221,11 +222,11 @@ def variants(chapter: str, root: Path, seeds: list[int], names: list[str] | None
     the chapter with ``all_tests``) run for each seed and each verdict is decided against the
     reference's record for that seed, through the real wire format. A mutant must fail every grade cell of its
     ``FAILS`` for every seed and pass every other one; an alternative must pass them all. This is the grading
-    logic of :mod:`course.grading.known`'s end-to-end check without a sandboxed notebook per submission (our own
+    logic of :mod:`course.grading.authoring.known`'s end-to-end check without a sandboxed notebook per submission (our own
     variants are trusted code), so every mutant can be checked in a test run that must stay short.
     """
-    from course.grading.known import load_variants
-    from course.grading.references import reference_cells, reference_notebook
+    from course.grading.authoring.known import load_variants
+    from course.grading.judge.references import reference_cells, reference_notebook
 
     root = Path(root).resolve()
     t0 = time.perf_counter()
@@ -291,7 +292,7 @@ def variants(chapter: str, root: Path, seeds: list[int], names: list[str] | None
 def main_args(chapter: str, seeds: int = 100, donothing_seeds: int = 10, once: bool = False,
               root: Path | None = None, twice_seeds: int | None = None, costly_seeds: int | None = None) -> int:
     """``python -m course.grading sweep CHAPTER``: print the timings and every problem; exit 1 if any."""
-    root = root or Path(__file__).resolve().parents[2]
+    root = root or paths.REPO
     t0 = time.perf_counter()
     report = run(chapter, root, sweep_seeds(seeds), donothing_seeds,
                  twice=False if once else (True if twice_seeds is None else twice_seeds), costly_seeds=costly_seeds)
@@ -311,7 +312,7 @@ def main_args(chapter: str, seeds: int = 100, donothing_seeds: int = 10, once: b
 def variants_main(chapter: str, seeds: int = 2, only: list[str] | None = None, root: Path | None = None,
                   all_tests: bool = False) -> int:
     """``python -m course.grading variants CHAPTER``: what each variant lost, and every problem; exit 1 if any."""
-    root = root or Path(__file__).resolve().parents[2]
+    root = root or paths.REPO
     report = variants(chapter, root, sweep_seeds(seeds, key=b"variants"), names=only, all_tests=all_tests)
     for name, lost in report.lost.items():
         print(f"{name:<40} lost {', '.join(lost) or 'nothing'}")
@@ -326,9 +327,9 @@ def variants_main(chapter: str, seeds: int = 2, only: list[str] | None = None, r
 def diagnosis_check(chapter: str, root: Path, report: VariantReport, log=print) -> list[str]:
     """The saved profiles against this run (seeds they do not hold): they must be current, and no mutant may be
     diagnosed as a mistake with another note. Prints the rates; returns the problems."""
-    from course.grading import diagnosis
+    from course.grading.judge import diagnosis
     from course.grading.records import exercise_of
-    from course.grading.references import reference_notebook
+    from course.grading.judge.references import reference_notebook
 
     cat = diagnosis.load(chapter, root)
     if not cat.known:
@@ -341,11 +342,11 @@ def diagnosis_check(chapter: str, root: Path, report: VariantReport, log=print) 
 
 def profiles_main(chapter: str, seeds: int = 2, root: Path | None = None) -> int:
     """``python -m course.grading profiles CHAPTER``: every mutant's profile for ``seeds`` seeds, saved beside the
-    mutants (:mod:`course.grading.diagnosis`); exit 1 if a mutant does not lose exactly its cells."""
-    from course.grading import diagnosis
-    from course.grading.known import load_variants
+    mutants (:mod:`course.grading.judge.diagnosis`); exit 1 if a mutant does not lose exactly its cells."""
+    from course.grading.judge import diagnosis
+    from course.grading.authoring.known import load_variants
 
-    root = Path(root or Path(__file__).resolve().parents[2]).resolve()
+    root = Path(root or paths.REPO).resolve()
     names = [v.name for v in load_variants(chapter, "mutant", root)]
     chosen = sweep_seeds(seeds, key=b"profiles")
     report = variants(chapter, root, chosen, names=names)

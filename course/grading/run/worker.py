@@ -1,12 +1,12 @@
 """The student's side of the judge: a notebook's kernel inside a sandbox, and the probes sent to it.
 
 :func:`run_submission` copies a submission into a scratch folder, starts a
-Jupyter kernel for it inside a :class:`~course.grading.sandbox.Sandbox`
+Jupyter kernel for it inside a :class:`~course.grading.run.sandbox.Sandbox`
 (the judge talks to it over Unix sockets), executes the notebook's cells as
 nbgrader would (errors allowed, a timeout per cell), then sends each probe
 (a small function that calls the student's code on inputs built from a seed)
 and collects what the probe wrote, as plain data. It never decides a grade:
-that is :mod:`course.grading.judge`'s job, in the trusted process.
+that is :mod:`course.grading.judge.verdicts`'s job, in the trusted process.
 
 An attack inside the kernel can make a probe fail, time out, crash the
 kernel or return garbage. The worker survives each: a timed-out probe is
@@ -38,9 +38,10 @@ from nbclient import NotebookClient
 from nbclient.exceptions import DeadKernelError
 from nbclient.util import ensure_async, run_sync
 
-from course.grading import intake, wire
+from course.grading.intake import files as intake
+from course.grading.run import wire
 from course.grading.config import Limits
-from course.grading.sandbox import Inotify, Sandbox, Watchdog, descendants, detect, kill_tree, start_time
+from course.grading.run.sandbox import Inotify, Sandbox, Watchdog, descendants, detect, kill_tree, start_time
 from course.grading.records import WorkerResult, grade_id
 from course.grading.text import one_line
 from nbgrader.preprocessors import ClearHiddenTests
@@ -448,7 +449,7 @@ async def _restart(run: _Run, why: str, skip: set[int], upto: int | None = None)
 
 
 def _probe_snippet(probe: ProbeCode, seed: int, out_path: Path, nonce: int) -> str:
-    return ("from course.grading.wire import run_probe as __judge_run_probe\n"
+    return ("from course.grading.run.wire import run_probe as __judge_run_probe\n"
             f"__judge_run_probe({probe.source!r}, {probe.name!r}, {seed}, {str(out_path)!r}, {nonce})\n"
             "del __judge_run_probe\n")
 
@@ -695,7 +696,7 @@ def run_submission(nb: nbformat.NotebookNode, chapter: str, student: str, probes
     ``files``: a folder whose files (other than notebooks) the submission
     needs next to it. ``skip_tests``: do not run the graded test cells (the
     reference run, which is trusted: its probes' exceptions are kept whole, for the instructor; a student's
-    are cut to what the judge can vouch for, see :func:`course.grading.wire.failure_text`). ``replay_only``: run only setup, locked and solution
+    are cut to what the judge can vouch for, see :func:`course.grading.run.wire.failure_text`). ``replay_only``: run only setup, locked and solution
     cells. Hidden-test regions are always removed from test cells first.
     """
     limits = limits or Limits()
@@ -708,7 +709,7 @@ def run_submission(nb: nbformat.NotebookNode, chapter: str, student: str, probes
                 c.source = strip_hidden_tests(c.source)
     skip = {i for i, c in enumerate(nb.cells) if skip_tests and is_grade(c)}
     if scratch_base is None:
-        from course.grading.scratch import private_tmpdir
+        from course.grading.run.scratch import private_tmpdir
         scratch_base = Path(private_tmpdir())  # not /tmp itself: the folder below is opened up for the sandbox
     scratch = Path(tempfile.mkdtemp(prefix="judge-", dir=scratch_base))
     os.chmod(scratch, 0o755)

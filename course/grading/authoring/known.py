@@ -26,7 +26,7 @@ into submissions, combining one variant per exercise into each so that a
 chapter is graded in a handful of notebooks; :func:`grade` copies the course
 into a scratch folder, runs ``nbgrader generate_assignment``, grades every
 submission through the same pipeline as a real class
-(:func:`course.grading.classgrade.grade_class`: intake, sandboxed runs, one
+(:func:`course.grading.classroom.pipeline.grade_class`: intake, sandboxed runs, one
 ``nbgrader autograde`` recording), and reads the gradebook. Nothing here
 touches the instructor's own gradebook.
 
@@ -50,12 +50,13 @@ from pathlib import Path
 
 import nbformat
 
-from course.grading import nbgrader_io
+from course.grading.nbgrader import wrapper as nbgrader_io
 from nbgrader.utils import is_grade, is_solution
 
+from course.grading import paths
 from course.grading.records import grade_id, points
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = paths.REPO
 
 # Prepended to every solution cell of the tamper submission: what a student
 # gaming the tests would try. The checks in course.checks must not be fooled.
@@ -400,7 +401,7 @@ def grade(assignment: str, submissions: list[Submission], workdir: Path | None =
     ``COURSE_GRADING=stock``, so the hidden tests run inside each student's kernel, as nbgrader does.
     ``seed`` fixes the key of the students' seeds.
     """
-    from course.grading import classgrade
+    from course.grading.classroom import pipeline as classgrade
 
     workdir = Path(tempfile.mkdtemp(prefix=f"grade-{assignment}-")) if workdir is None else workdir
     course = make_course(workdir / "course", [assignment], root)
@@ -492,8 +493,8 @@ def execute(path: Path, grading: bool = False, timeout: int = 300,
     """
     from nbgrader.utils import is_grade
 
-    from course.grading.worker import Client as NotebookClient
-    from course.grading.worker import strip_hidden_tests
+    from course.grading.run.worker import Client as NotebookClient
+    from course.grading.run.worker import strip_hidden_tests
 
     nb = read(path)
     for cell in nb.cells:  # what a student runs: the solutions, and the test cells without their hidden region
@@ -587,7 +588,7 @@ def demo(root: Path = REPO, only: list[str] | None = None, jobs: int = 0, log=pr
     Every chapter is generated; ``only`` limits which chapters get a graded demo class. Says what it will cost
     before it starts, and shows progress.
     """
-    from course.grading import classgrade
+    from course.grading.classroom import pipeline as classgrade
 
     root = Path(root).resolve()
     (root / ".demo").mkdir(exist_ok=True)

@@ -8,7 +8,7 @@
   without this item) over the class. Near 0 or below, the item does not separate students who did the chapter
   well from those who did not (too easy, too hard, or testing something else); empty where the item's score or
   the rest does not vary;
-* the **misconceptions** most often diagnosed (:mod:`course.grading.diagnosis`), per exercise;
+* the **misconceptions** most often diagnosed (:mod:`course.grading.judge.diagnosis`), per exercise;
 * the submissions **flagged** by the intake or the judge.
 
 Student ids and flags come from the students' side: the HTML escapes every string, and the CSV holds none.

@@ -48,12 +48,14 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from nbgrader.utils import is_grade
 from traitlets import Bool, Integer, Unicode
 
-from course.grading import paths, references, runs
+from course.grading import paths
+from course.grading.judge import references
+from course.grading.run import saved as runs
 from course.grading.config import Limits, limits as course_limits
-from course.grading.judge import JudgeError, Verdict, check_coverage, decide, load
+from course.grading.judge.verdicts import JudgeError, Verdict, check_coverage, decide, load
 from course.grading.records import (TAMPER_FLAG, CellReport, Report, WorkerResult, clean_lines, exercise_of, grade_id,
                                     graded_ids, points)
-from course.grading.sandbox import cap_memory, detect
+from course.grading.run.sandbox import cap_memory, detect
 from course.grading.text import clean_html, markdown_block, markdown_cell_html, markdown_html, one_line, printable
 
 
@@ -72,10 +74,10 @@ def verdicts_for(judge, result: WorkerResult, refs: dict[str, dict]) -> dict[str
 
 
 def diagnose(chapter: str, root: Path, nb, verdicts: dict[str, Verdict], log=None) -> dict[str, dict]:
-    """Name the known mistake each failing exercise behaves like (:mod:`course.grading.diagnosis`): the note is
+    """Name the known mistake each failing exercise behaves like (:mod:`course.grading.judge.diagnosis`): the note is
     added to the message of the exercise's first failing grade cell, which the graded notebook, the feedback and
     the gradebook show. Returns {solution cell: {"note", "known", "score"}} for the report."""
-    from course.grading import diagnosis
+    from course.grading.judge import diagnosis
 
     failed = diagnosis.profile(verdicts)
     if not failed:
@@ -189,7 +191,7 @@ class JudgeExecute(NbGraderPreprocessor):
     references_file = Unicode("", help="reference results computed beforehand, for every seed").tag(config=True)
 
     def preprocess(self, nb, resources):
-        from course.grading.worker import run_submission
+        from course.grading.run.worker import run_submission
 
         root = Path(self.course_root or os.getcwd()).resolve()
         info = resources["nbgrader"]
@@ -239,7 +241,7 @@ class JudgeRecord(NbGraderPreprocessor):
     def preprocess(self, nb, resources):
         from nbgrader.api import Gradebook, MissingEntry
 
-        from course.grading import diagnosis
+        from course.grading.judge import diagnosis
 
         judged = resources.get("judge")
         if not judged:

@@ -6,7 +6,7 @@ it), never mounted in a student's sandbox, and never part of the ``course``
 package. One entry per grade cell::
 
     from course import checks as C
-    from course.grading.judge import Judge, visible
+    from course.grading.judge.verdicts import Judge, visible
 
     judge = Judge()
 
@@ -34,7 +34,7 @@ locked cells' helpers and the student's names, but none of ``judge.py``'s
 own globals: import what you need inside, or mark helpers ``@judge.shared``).
 It receives the seed (torch, NumPy and ``random`` are also seeded with it
 just before the call) and returns plain data (see
-:mod:`course.grading.wire`). Anything it returns is untrusted.
+:mod:`course.grading.run.wire`). Anything it returns is untrusted.
 
 Rules for verdicts: use :mod:`course.checks`; raise ``CheckFailed`` with a
 message that teaches. Wrap the checks of the notebook's visible example in
@@ -58,7 +58,7 @@ from pathlib import Path
 from typing import Callable
 
 from course.grading.text import printable
-from course.grading.worker import ProbeCode
+from course.grading.run.worker import ProbeCode
 
 
 class JudgeError(RuntimeError):
@@ -206,7 +206,7 @@ class Verdict:
     detail: str = ""  # for the instructor only (e.g. a verdict's own traceback)
     #: which check failed, the same for every seed and every value: "check:<the verdict's frames in judge.py, as
     #: function+line offset>@<the failing line of course.checks>", "probe:<the exception type the student's code
-    #: raised>", "form" or "missing" (course.grading.diagnosis matches these to known mistakes)
+    #: raised>", "form" or "missing" (course.grading.judge.diagnosis matches these to known mistakes)
     code: str = ""
 
 

@@ -261,11 +261,11 @@ def stage(submitted: Path, staged: Path, chapter: str, release_nb_path: Path, st
           limits=None) -> tuple[Repair, "IntakeReport"]:
     """Write a gradable copy of ``submitted`` (one student's chapter folder) into ``staged``.
 
-    The files come through the intake (:func:`course.grading.intake.copy_submission`: no link followed,
+    The files come through the intake (:func:`course.grading.intake.files.copy_submission`: no link followed,
     no special file opened, caps); then the notebook is found, repaired if needed, and written under its
     expected name. Returns the repair report and the intake report.
     """
-    from course.grading.intake import copy_submission
+    from course.grading.intake.files import copy_submission
 
     report = Repair(student=student, chapter=chapter)
     release_nb = json.loads(release_nb_path.read_text())

@@ -24,12 +24,13 @@ from pathlib import Path
 
 import nbformat
 
-from course.grading import wire
+from course.grading.run import wire
+from course.grading import paths
 from course.grading.paths import judge_dir
 from course.grading.records import grade_id
-from course.grading.judge import Judge, JudgeError, load
-from course.grading.sandbox import Limits
-from course.grading.worker import run_submission
+from course.grading.judge.verdicts import Judge, JudgeError, load
+from course.grading.run.sandbox import Limits
+from course.grading.run.worker import run_submission
 from nbgrader.utils import is_grade, is_locked, is_solution
 
 _MARKER_LINE = ("### BEGIN SOLUTION", "### END SOLUTION")
@@ -109,7 +110,7 @@ def cache_key(chapter: str, root: Path, seed: int, judge: Judge) -> str:
     h = hashlib.sha256()
     h.update(source_notebook(chapter, root).read_bytes())
     h.update(judge.fingerprint().encode())
-    pkg = Path(__file__).resolve().parents[1]
+    pkg = paths.REPO / "course"
     for f in sorted(pkg.rglob("*.py")):
         h.update(f.read_bytes())
     import torch

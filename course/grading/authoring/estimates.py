@@ -22,9 +22,10 @@ from pathlib import Path
 
 import nbformat
 
-from course.grading import known, records
+from course.grading import paths, records
+from course.grading.authoring import known
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = paths.REPO
 RUNS = REPO / "benchmarks" / "student_runs.json"
 
 PROSE_WORDS_PER_MINUTE = 200

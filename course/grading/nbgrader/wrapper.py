@@ -7,7 +7,7 @@
 * :func:`install` is what ``nbgrader_config.py`` calls: the judge's
   preprocessors in nbgrader's autograde list, :class:`SafeNotebook` in every
   ``HTMLExporter`` (Formgrader's pages, ``generate_feedback``), the intake's
-  :class:`~course.grading.intake.SafeCollect` for ``nbgrader collect``, and
+  :class:`~course.grading.intake.files.SafeCollect` for ``nbgrader collect``, and
   a guard that makes a plain ``nbgrader autograde`` (Formgrader's button)
   refuse a submission folder that holds links or special files before
   nbgrader copies anything from it (``grade-class`` stages such a folder
@@ -112,15 +112,15 @@ def name_students(db_url: str, students: list[str]) -> None:
 # --- nbgrader_config.py ------------------------------------------------------------------------------
 
 AUTOGRADE_PREPROCESSORS = [
-    "course.grading.preprocessors.JudgeExecute",
+    "course.grading.nbgrader.preprocessors.JudgeExecute",
     "nbgrader.preprocessors.IgnorePattern",
     "nbconvert.preprocessors.ClearMetadataPreprocessor",
     "nbgrader.preprocessors.LimitOutput",
     "nbgrader.preprocessors.SaveAutoGrades",
-    "course.grading.preprocessors.JudgeRecord",
+    "course.grading.nbgrader.preprocessors.JudgeRecord",
     "nbgrader.preprocessors.AssignLatePenalties",
     "nbgrader.preprocessors.CheckCellMetadata",
-    "course.grading.preprocessors.SafeNotebook",
+    "course.grading.nbgrader.preprocessors.SafeNotebook",
 ]
 
 
@@ -131,9 +131,9 @@ def install(c, judge: bool = True) -> None:
     else:  # nbgrader's own list, plus the safe rendering at the end
         from nbgrader.converters import Autograde
         c.Autograde.autograde_preprocessors = [*Autograde.class_traits()["autograde_preprocessors"].default(),
-                                               "course.grading.preprocessors.SafeNotebook"]
-    c.HTMLExporter.preprocessors = ["course.grading.preprocessors.SafeNotebook"]
-    c.ExchangeFactory.collect = "course.grading.intake.SafeCollect"
+                                               "course.grading.nbgrader.preprocessors.SafeNotebook"]
+    c.HTMLExporter.preprocessors = ["course.grading.nbgrader.preprocessors.SafeNotebook"]
+    c.ExchangeFactory.collect = "course.grading.intake.files.SafeCollect"
     guard_autograde()
 
 
@@ -147,7 +147,7 @@ def guard_autograde() -> None:
     original = Autograde.init_assignment
 
     def init_assignment(self, assignment_id: str, student_id: str) -> None:
-        from course.grading import intake
+        from course.grading.intake import files as intake
 
         src = Path(self._format_source(assignment_id, student_id))
         report = intake.scan(src, notebook=f"{assignment_id}.ipynb")

@@ -34,7 +34,7 @@ from pathlib import Path
 
 from nbgrader.utils import is_solution
 
-from course.grading import known
+from course.grading.authoring import known
 from course.grading.records import grade_id
 
 LIMIT = 1 / 3

@@ -2,11 +2,11 @@
 
 Every known wrong answer (a mutant, ``tests/mutants/<chapter>/*.py``) carries a ``NOTE`` for students: the
 misconception it makes, never the hidden test. Its **profile** is what the judge decides on it, per seed: for
-each grade cell of its exercise that it fails, the code of the failing check (:attr:`~course.grading.judge.
+each grade cell of its exercise that it fails, the code of the failing check (:attr:`~course.grading.judge.verdicts.
 Verdict.code`: the verdict's line in ``judge.py`` that raised, the exception the code raised in the probe, a
 result of the wrong form, or none at all). ``python -m course.grading profiles CHAPTER`` (``make profiles``)
 computes the profiles of every mutant through the judge's own probes and verdicts, in one process
-(:func:`course.grading.sweep.variants`), and writes them beside the mutants, keyed by the judge, the reference
+(:func:`course.grading.authoring.sweep.variants`), and writes them beside the mutants, keyed by the judge, the reference
 and the mutants' code; the test run checks that key and recomputes each profile at a fresh seed.
 
 When a submission fails a cell, its profile on each exercise is compared with the known ones of that exercise
@@ -26,7 +26,7 @@ from pathlib import Path
 THRESHOLD = 0.75
 PREFIX = "Your answer behaves like a known mistake: "
 FILE = "profiles.json"
-#: The form of the verdicts' codes (course.grading.judge._check_code); part of the profiles' key.
+#: The form of the verdicts' codes (course.grading.judge.verdicts._check_code); part of the profiles' key.
 CODES = 2
 
 
@@ -114,12 +114,13 @@ def path(chapter: str, root: Path) -> Path:
 def key(chapter: str, root: Path) -> str:
     """What the profiles depend on: the judge's probes, the reference's setup and solution cells, every mutant's
     exercise and code. The notes are not in it (they are read from the mutants when grading)."""
-    from course.grading.judge import load as load_judge
-    from course.grading.known import load_variants
-    from course.grading.references import reference_cells, reference_notebook
+    from course.grading.judge.verdicts import load as load_judge
+    from course.grading.authoring.known import load_variants
+    from course.grading.judge.references import reference_cells, reference_notebook
 
     from course import checks
-    from course.grading import judge, wire
+    from course.grading.judge import verdicts as judge
+    from course.grading.run import wire
 
     # the codes are lines of the verdicts (judge.py) and of course.checks, and exception names as the wire passes them
     h = hashlib.sha256(f"codes v{CODES}\0".encode() + load_judge(chapter, root).fingerprint().encode())
@@ -149,7 +150,7 @@ def load(chapter: str, root: Path) -> Catalogue:
     root = Path(root).resolve()
     if (chapter, str(root)) in _CACHE:
         return _CACHE[(chapter, str(root))]
-    from course.grading.known import load_variants
+    from course.grading.authoring.known import load_variants
 
     cat = Catalogue(chapter)
     try:
@@ -221,7 +222,7 @@ def cross_check(chapter: str, root: Path) -> Evaluation | None:
     """:func:`evaluate` on the saved profiles alone: each mutant's later seeds against a catalogue of the first
     seed's (None with fewer than two seeds saved, or stale profiles)."""
     from course.grading.records import exercise_of
-    from course.grading.references import reference_notebook
+    from course.grading.judge.references import reference_notebook
 
     cat = load(chapter, root)
     if not cat.known or min(len(k.profiles) for k in cat.known) < 2:
