@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from course.grading.intake import files as intake
+from course.grading.nbgrader import collect
 from course.grading.config import Limits
 
 
@@ -152,10 +153,10 @@ def test_exchange_owner_check(tmp_path):
     d = tmp_path / "inbound" / "nobody+ch+2026-01-01 00:00:00.000000 UTC"
     d.mkdir(parents=True)
     if os.geteuid() == 0:
-        assert "belongs to" in intake._owner_problem(d, "nobody")  # root planted it in nobody's name
+        assert "belongs to" in collect._owner_problem(d, "nobody")  # root planted it in nobody's name
         os.chown(d, nobody.pw_uid, nobody.pw_gid)
-        assert intake._owner_problem(d, "nobody") == ""
-        assert "belongs to nobody" in intake._owner_problem(d, pwd.getpwuid(0).pw_name)
-    assert intake._owner_problem(d, "no-such-user-here") == ""
+        assert collect._owner_problem(d, "nobody") == ""
+        assert "belongs to nobody" in collect._owner_problem(d, pwd.getpwuid(0).pw_name)
+    assert collect._owner_problem(d, "no-such-user-here") == ""
     os.symlink(d, tmp_path / "inbound" / "link")
-    assert "symbolic link" in intake._owner_problem(tmp_path / "inbound" / "link", "nobody")
+    assert "symbolic link" in collect._owner_problem(tmp_path / "inbound" / "link", "nobody")

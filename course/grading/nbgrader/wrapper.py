@@ -7,7 +7,7 @@
 * :func:`install` is what ``nbgrader_config.py`` calls: the judge's
   preprocessors in nbgrader's autograde list, :class:`SafeNotebook` in every
   ``HTMLExporter`` (Formgrader's pages, ``generate_feedback``), the intake's
-  :class:`~course.grading.intake.files.SafeCollect` for ``nbgrader collect``, and
+  :class:`~course.grading.nbgrader.collect.SafeCollect` for ``nbgrader collect``, and
   a guard that makes a plain ``nbgrader autograde`` (Formgrader's button)
   refuse a submission folder that holds links or special files before
   nbgrader copies anything from it (``grade-class`` stages such a folder
@@ -133,7 +133,7 @@ def install(c, judge: bool = True) -> None:
         c.Autograde.autograde_preprocessors = [*Autograde.class_traits()["autograde_preprocessors"].default(),
                                                "course.grading.nbgrader.preprocessors.SafeNotebook"]
     c.HTMLExporter.preprocessors = ["course.grading.nbgrader.preprocessors.SafeNotebook"]
-    c.ExchangeFactory.collect = "course.grading.intake.files.SafeCollect"
+    c.ExchangeFactory.collect = "course.grading.nbgrader.collect.SafeCollect"
     guard_autograde()
 
 
