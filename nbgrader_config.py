@@ -48,7 +48,7 @@ c.Exchange.path_includes_course = True
 from course.lab import default_exchange as _default_exchange  # noqa: E402
 c.Exchange.root = str(_default_exchange())
 
-# Grading goes through the judge (course/grading/nbgrader/preprocessors.py): each submission runs in a
+# Grading goes through the judge (course/grading/nbgrader/execute.py): each submission runs in a
 # sandbox, and every grade cell is decided outside the student's kernel against references
 # computed from the reference solution. This applies to `nbgrader autograde`, to
 # `python -m course.grading autograde` and to Formgrader's autograde button alike.

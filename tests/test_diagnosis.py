@@ -151,7 +151,7 @@ def test_every_mutant_has_a_note_for_students_and_every_profile_is_saved(chapter
 def test_the_feedback_names_a_known_mistake_through_grading(tmp_path):
     """The message of the exercise's first failing cell gets the note; the report keeps the diagnosis."""
     from course.grading.judge.verdicts import Verdict
-    from course.grading.nbgrader.preprocessors import diagnose as diagnose_submission
+    from course.grading.judge.submission import diagnose as diagnose_submission
     from tools.nbtool import md, solution, tests as graded_cell
 
     import nbformat

@@ -380,7 +380,7 @@ def test_chapter_2_statements_and_hints_render_as_written(template, tmp_path):
     hints = sum("".join(c["source"]).count("<details>") for c in nb["cells"] if c["cell_type"] == "markdown")
     assert sigs >= 6 and hints >= 18, (sigs, hints)
     cfg = Config()
-    cfg.HTMLExporter.preprocessors = ["course.grading.nbgrader.preprocessors.SafeNotebook"]
+    cfg.HTMLExporter.preprocessors = ["course.grading.nbgrader.render.SafeNotebook"]
     cfg.HTMLExporter.template_name = template
     cfg.HTMLExporter.extra_template_basedirs = [handlers.template_path]
     # as nbgrader's GenerateFeedback sets it (the feedback page inlines bootstrap's CSS)

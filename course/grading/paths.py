@@ -41,3 +41,10 @@ def intake_log(root: Path, chapter: str, student: str) -> Path:
 def intake_log_path(root: Path, chapter: str, student: str) -> Path:
     """The same path as :func:`intake_log`, for reading: nothing is made."""
     return Path(root) / JUDGE / "intake" / chapter / f"{student}.json"
+
+
+def report_path(root: Path, chapter: str, student: str) -> Path:
+    """Where the judge's report of one submission is kept (instructor only): ``.judge/reports/<chapter>/<student>.json``."""
+    d = judge_dir(root) / "reports" / chapter
+    d.mkdir(parents=True, exist_ok=True)
+    return d / f"{student}.json"

@@ -112,15 +112,15 @@ def name_students(db_url: str, students: list[str]) -> None:
 # --- nbgrader_config.py ------------------------------------------------------------------------------
 
 AUTOGRADE_PREPROCESSORS = [
-    "course.grading.nbgrader.preprocessors.JudgeExecute",
+    "course.grading.nbgrader.execute.JudgeExecute",
     "nbgrader.preprocessors.IgnorePattern",
     "nbconvert.preprocessors.ClearMetadataPreprocessor",
     "nbgrader.preprocessors.LimitOutput",
     "nbgrader.preprocessors.SaveAutoGrades",
-    "course.grading.nbgrader.preprocessors.JudgeRecord",
+    "course.grading.nbgrader.record.JudgeRecord",
     "nbgrader.preprocessors.AssignLatePenalties",
     "nbgrader.preprocessors.CheckCellMetadata",
-    "course.grading.nbgrader.preprocessors.SafeNotebook",
+    "course.grading.nbgrader.render.SafeNotebook",
 ]
 
 
@@ -131,8 +131,8 @@ def install(c, judge: bool = True) -> None:
     else:  # nbgrader's own list, plus the safe rendering at the end
         from nbgrader.converters import Autograde
         c.Autograde.autograde_preprocessors = [*Autograde.class_traits()["autograde_preprocessors"].default(),
-                                               "course.grading.nbgrader.preprocessors.SafeNotebook"]
-    c.HTMLExporter.preprocessors = ["course.grading.nbgrader.preprocessors.SafeNotebook"]
+                                               "course.grading.nbgrader.render.SafeNotebook"]
+    c.HTMLExporter.preprocessors = ["course.grading.nbgrader.render.SafeNotebook"]
     c.ExchangeFactory.collect = "course.grading.nbgrader.collect.SafeCollect"
     guard_autograde()
 

@@ -4,7 +4,7 @@
 probe's raw bytes as the sandbox wrote them); :func:`load_run` gives it back to the judge's preprocessor, only for the
 very notebook and seed it was made from, and only through the wire's checks. :func:`staging_notes` is what the
 intake and the repair found about a submission, for its report. Both sides import this module: the class pipeline
-(:mod:`course.grading.classroom.pipeline`) writes, nbgrader's preprocessor (:mod:`course.grading.nbgrader.preprocessors`) reads.
+(:mod:`course.grading.classroom.pipeline`) writes, nbgrader's preprocessor (:mod:`course.grading.nbgrader.execute`) reads.
 """
 from __future__ import annotations
 
