@@ -94,6 +94,9 @@ def _prepare(chapter: str, root: Path, prefix: str):
     shell = InteractiveShell.instance()
     shell.enable_gui = lambda gui=None: None  # `%matplotlib inline` needs no event loop here
     shell.showtraceback = lambda *a, **k: None  # errors are reported by the caller, once
+    # No output cache (the cells run silent, so it would stay empty): with it, every reset between two variants
+    # flushes it with a full gc.collect(), about 0.9 s of a heap holding torch, transformers and compiled graphs.
+    shell.displayhook.do_full_cache = False
     return judge, shell
 
 
