@@ -34,7 +34,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from course.grading.authoring import known as planner
+from course.grading.authoring import demo, notebooks, trial
 from course.grading.nbgrader import wrapper as nbgrader_io
 from course.grading.judge import references  # noqa: E402
 from course.grading.run.worker import run_submission  # noqa: E402
@@ -48,7 +48,7 @@ def bare_execute(nb_path: Path, env_extra: dict[str, str]) -> float:
     from nbclient import NotebookClient
 
     from course.grading.run.worker import strip_hidden_tests
-    nb = planner.read(nb_path)
+    nb = notebooks.read(nb_path)
     for c in nb.cells:
         if c.cell_type == "code" and is_grade(c):
             c.source = strip_hidden_tests(c.source)
@@ -69,7 +69,7 @@ def bare_execute(nb_path: Path, env_extra: dict[str, str]) -> float:
 def bench_chapters(chapters: list[str], seed: int) -> list[dict]:
     rows = []
     for ch in chapters:
-        student, executed = planner.execute(planner.notebook_path(ch), grading=False, timeout=900)
+        student, executed = notebooks.execute(notebooks.notebook_path(ch), grading=False, timeout=900)
         from course.grading.judge.verdicts import load
         judge = load(ch, REPO)
         t0 = time.perf_counter()
@@ -88,21 +88,21 @@ def bench_chapters(chapters: list[str], seed: int) -> list[dict]:
         print(f"{ch:<24} student {student:6.1f} s (budget {STUDENT_BUDGET:g})   graded {graded:6.1f} s "
               f"= submission {sub_seconds:5.1f} + reference {ref_seconds:5.1f} (budget {GRADING_BUDGET:g})"
               f"{'   OVER BUDGET' if student > STUDENT_BUDGET or graded > GRADING_BUDGET else ''}", flush=True)
-        print(f"{'':<24} slowest cells in student mode: {planner.slowest_cells(executed)}", flush=True)
+        print(f"{'':<24} slowest cells in student mode: {notebooks.slowest_cells(executed)}", flush=True)
     return rows
 
 
 def build_class(work: Path, chapters: list[str]) -> tuple[Path, int]:
-    course = planner.make_course(work / "course", chapters, REPO)
+    course = trial.make_course(work / "course", chapters, REPO)
     (course / "tests").symlink_to(REPO / "tests")
     n = 0
     for ch in chapters:
-        rel = planner.generate(course, ch, course / "gradebook.db")
-        subs = [s for s in planner.plan(ch, course, tamper=False, attacks=True)
+        rel = trial.generate(course, ch, course / "gradebook.db")
+        subs = [s for s in trial.plan(ch, course, tamper=False, attacks=True)
                 if not s.student.startswith("attack-") or s.student in ("attack-blank-later-cells",
                                                                          "attack-swallow-exceptions")]
-        planner.write_submissions(course, ch, subs, rel)
-        damaged = planner.write_damaged(course, ch, rel)
+        trial.write_submissions(course, ch, subs, rel)
+        damaged = demo.write_damaged(course, ch, rel)
         keep = {"damaged-invalid-json", "damaged-renamed", "damaged-stripped-metadata"}
         import shutil
         for student in damaged:
@@ -133,7 +133,7 @@ def bench_class(chapters: list[str], seed: int) -> dict:
     out["stock_s"] = time.perf_counter() - t0
     # Stock nbgrader skips (and reports) the notebooks it cannot read; count what it really graded.
     out["stock_graded"] = sum(1 for ch in chapters for _ in (course / "autograded").glob(f"*/{ch}/*.ipynb"))
-    stock_scores = {ch: planner.read_scores(course / "gradebook.db", ch, ch) for ch in chapters}
+    stock_scores = {ch: trial.read_scores(course / "gradebook.db", ch, ch) for ch in chapters}
     print(f"  stock nbgrader autograde (sequential, in-kernel): {out['stock_s']:.1f} s, graded "
           f"{out['stock_graded']} of {n} (exit codes {codes})", flush=True)
     for jobs in (1, 2):
@@ -154,7 +154,7 @@ def bench_class(chapters: list[str], seed: int) -> dict:
     # Parity on honest work: stock in-kernel nbgrader and the judge, cell by cell.
     differ = []
     for ch in chapters:
-        judged = planner.read_scores(course / "gradebook.db", ch, ch)
+        judged = trial.read_scores(course / "gradebook.db", ch, ch)
         for student, cells in stock_scores[ch].items():
             if not student.startswith(("solution", "mutants", "alternatives")):
                 continue
@@ -222,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     results: dict = {"cores": os.cpu_count(), "when": time.strftime("%Y-%m-%d %H:%M:%S")}
     if not args.skip_chapters:
-        results["chapters"] = bench_chapters(args.chapters or planner.chapters(REPO), args.seed)
+        results["chapters"] = bench_chapters(args.chapters or notebooks.chapters(REPO), args.seed)
     if not args.skip_class:
         results["class"] = bench_class(args.class_chapters, args.seed)
     d = REPO / ".bench"

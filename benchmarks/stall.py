@@ -2,7 +2,7 @@
 
     python benchmarks/stall.py 03_torchscript --runs 20
 
-Each run executes the source notebook in a fresh kernel (``course.grading.authoring.known.execute``,
+Each run executes the source notebook in a fresh kernel (``course.grading.authoring.notebooks.execute``,
 as the chapter tests do). From each cell's execution timestamps it records how long the cell
 ran and the gap before it started. A *stall* is a cell, or a gap between cells, over
 ``--stall-seconds`` (60 by default): the symptom Chapter 3's first edition showed (about 300 s
@@ -21,17 +21,17 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from course.grading.authoring import known as planner  # noqa: E402
+from course.grading.authoring import notebooks  # noqa: E402
 
 
 def run(chapter: str, grading: bool, n: int, stall_seconds: float) -> dict:
-    path = planner.notebook_path(chapter)
+    path = notebooks.notebook_path(chapter)
     runs = []
     for i in range(n):
         t0 = time.time()
         try:
-            secs, nb = planner.execute(path, grading=grading, timeout=600)
-            err, cells = None, planner.cell_times(nb)
+            secs, nb = notebooks.execute(path, grading=grading, timeout=600)
+            err, cells = None, notebooks.cell_times(nb)
         except Exception as e:  # noqa: BLE001 - recorded and reported
             secs, err, cells = time.time() - t0, f"{type(e).__name__}: {str(e)[:300]}", []
         stalls = [c for c in cells if max(c[1], c[2]) > stall_seconds]

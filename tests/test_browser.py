@@ -281,8 +281,8 @@ def test_a_widget_reruns_when_moved(page, student, course):
 
 def test_a_wrong_answer_shows_the_short_tutor_message(page, student, course):
     """Chapter 1 with a real student mistake typed in (sgd_step that never clears .grad)."""
-    from course.grading.authoring import known as planner
-    wrong = next(v for v in planner.load_variants("01_dynamic_graphs", "mutant", REPO)
+    from course.grading.authoring import answers
+    wrong = next(v for v in answers.load_variants("01_dynamic_graphs", "mutant", REPO)
                  if v.cell == "sgd_step" and "test_sgd_step_no_accumulation" in v.fails and v.klass == "graph")
 
     def type_in(c):
@@ -529,12 +529,12 @@ def test_the_landing_page_lists_the_chapters_and_progress(page, student, course)
 
 
 def test_instructor_formgrader_lists_chapters_and_the_demo_class(browser, course):
-    from course.grading.authoring import known as planner
+    from course.grading.authoring import demo
     from concurrent.futures import ThreadPoolExecutor
 
     # in a thread of its own: Playwright's event loop runs in this one, and the grader starts its own (asyncio.run)
     with ThreadPoolExecutor(1) as pool:
-        status = pool.submit(planner.demo, course, only=["01_dynamic_graphs"], wrong=1).result()
+        status = pool.submit(demo.demo, course, only=["01_dynamic_graphs"], wrong=1).result()
     assert status == 0, "the demo class did not grade as expected"
     server = Server("instructor", course, gradebook=".demo/gradebook.db")
     try:

@@ -27,7 +27,7 @@ import nbformat
 import pytest
 
 from conftest import CHAPTERS, REPO
-from course.grading.authoring import known as grading
+from course.grading.authoring import answers, attacks, notebooks, trial
 from course.grading.nbgrader import wrapper as nbgrader_io
 from course.grading.run.worker import strip_hidden_tests
 
@@ -42,17 +42,17 @@ CELL_HANG_GUARD = 480
 END_TO_END_DEPTH = 1
 VARIANT_SEEDS = 1
 
-_JUDGE: dict[str, grading.Graded] = {}
+_JUDGE: dict[str, trial.Graded] = {}
 
 
-def judged(chapter: str, tmp_path_factory) -> grading.Graded:
+def judged(chapter: str, tmp_path_factory) -> trial.Graded:
     if chapter not in _JUDGE:
-        subs = grading.plan(chapter, attacks=True, depth=END_TO_END_DEPTH)
-        g = grading.grade(chapter, subs, workdir=tmp_path_factory.mktemp(f"judge-{chapter}"), seed=SEED)
+        subs = trial.plan(chapter, attacks=True, depth=END_TO_END_DEPTH)
+        g = trial.grade(chapter, subs, workdir=tmp_path_factory.mktemp(f"judge-{chapter}"), seed=SEED)
         _JUDGE[chapter] = g
         print(f"\n[{chapter}] judge on worker {os.environ.get('PYTEST_XDIST_WORKER', 'main')}: "
               f"{len(subs)} submissions in {g.wall_seconds:.1f} s")
-        print(grading.table(g))
+        print(trial.table(g))
         for student, r in sorted(g.reports.items()):
             print(f"  {student:<28} worker {r['seconds']:6.1f} s  references {r.get('reference_seconds', 0):5.1f} s"
                   f"  {'; '.join(r['flags'])[:160]}")
@@ -87,7 +87,7 @@ def test_release_matches_generate_assignment(chapter, tmp_path_factory):
 @pytest.mark.parametrize("chapter", group("grade"))
 def test_solution_scores_full_marks(chapter, tmp_path_factory):
     g = judged(chapter, tmp_path_factory)
-    bad = [p for p in grading.problems(g) if p.startswith("solution")]
+    bad = [p for p in trial.problems(g) if p.startswith("solution")]
     assert not bad, "\n".join(bad)
     total = sum(v[1] for v in g.scores["solution"].values())
     assert total > 0
@@ -96,7 +96,7 @@ def test_solution_scores_full_marks(chapter, tmp_path_factory):
     seconds = r["seconds"] + g.timing.get("references", 0)  # the submission + the (class-wide) reference run
     print(f"[{chapter}] grading mode: {r['seconds']:.1f} s for the submission + the reference run; "
           f"{seconds:.1f} s in all, {total:g} points")
-    nb = grading.read(next((g.course / "autograded" / "solution" / chapter).glob("*.ipynb")))
+    nb = notebooks.read(next((g.course / "autograded" / "solution" / chapter).glob("*.ipynb")))
     unexecuted = [i for i, c in enumerate(nb.cells) if c.cell_type == "code" and c.source.strip()
                   and c.get("execution_count") is None]
     assert not unexecuted, f"cells {unexecuted} were not executed by the judge's worker"
@@ -110,7 +110,7 @@ def test_untouched_release_scores_zero(chapter, tmp_path_factory):
     assert sum(v[0] for v in g.scores["empty"].values()) == 0, g.scores["empty"]
     # What a new student gets from Run All on the untouched release: every code cell runs, and only the cells
     # tagged raises-exception (the tests of unsolved exercises) fail.
-    nb = grading.read(next((g.course / "autograded" / "empty" / chapter).glob("*.ipynb")))
+    nb = notebooks.read(next((g.course / "autograded" / "empty" / chapter).glob("*.ipynb")))
     code = [c for c in nb.cells if c.cell_type == "code" and c.source.strip()]
     assert not [i for i, c in enumerate(code) if c.get("execution_count") is None], "cells never ran"
     unexpected = [f"{o.get('ename')}: {o.get('evalue', '')[:120]}" for c in code
@@ -124,7 +124,7 @@ def test_mutants_lose_exactly_their_points(chapter, tmp_path_factory):
     g = judged(chapter, tmp_path_factory)
     subs = [s for s in g.submissions if s.student.startswith("mutants")]
     assert subs, f"{chapter} has no mutants"
-    bad = grading.problems(g, subs)
+    bad = trial.problems(g, subs)
     assert not bad, "\n".join(bad)
 
 
@@ -146,7 +146,7 @@ def test_every_variant_loses_exactly_its_cells_through_the_judges_verdicts(chapt
     import subprocess
     import sys
 
-    names = sorted(v.name for v in grading.load_variants(chapter, "mutant") + grading.load_variants(chapter, "alternative"))
+    names = sorted(v.name for v in answers.load_variants(chapter, "mutant") + answers.load_variants(chapter, "alternative"))
     parts = VARIANT_PARTS.get(chapter, 1)
     mine = names[part::parts]
     only = [arg for name in mine for arg in ("--only", name)] if parts > 1 else []
@@ -155,7 +155,7 @@ def test_every_variant_loses_exactly_its_cells_through_the_judges_verdicts(chapt
     print(proc.stdout[-3000:])
     assert proc.returncode == 0, "\n".join(line for line in proc.stdout.splitlines() if "PROBLEM" in line)[-6000:] \
         + proc.stderr[-2000:]
-    assert grading.load_variants(chapter, "mutant") and f"{chapter}: {len(mine)} variants" in proc.stdout, \
+    assert answers.load_variants(chapter, "mutant") and f"{chapter}: {len(mine)} variants" in proc.stdout, \
         proc.stdout[-1500:]
 
 
@@ -164,7 +164,7 @@ def test_alternatives_score_full_marks(chapter, tmp_path_factory):
     g = judged(chapter, tmp_path_factory)
     subs = [s for s in g.submissions if s.student.startswith("alternatives")]
     assert subs, f"{chapter} has no alternatives"
-    bad = grading.problems(g, subs)
+    bad = trial.problems(g, subs)
     assert not bad, "\n".join(bad)
 
 
@@ -173,7 +173,7 @@ def test_tampering_does_not_help(chapter, tmp_path_factory):
     g = judged(chapter, tmp_path_factory)
     subs = [s for s in g.submissions if s.student == "tamper"]
     assert subs
-    bad = grading.problems(g, subs)
+    bad = trial.problems(g, subs)
     assert not bad, "\n".join(bad)
     assert any("possible tampering" in f for f in g.reports["tamper"]["flags"]), g.reports["tamper"]["flags"]
 
@@ -182,8 +182,8 @@ def test_tampering_does_not_help(chapter, tmp_path_factory):
 def test_attacks_score_zero_and_are_flagged(chapter, tmp_path_factory):
     g = judged(chapter, tmp_path_factory)
     subs = [s for s in g.submissions if s.student.startswith("attack-")]
-    assert len(subs) == len(grading.ATTACKS)
-    bad = grading.problems(g, subs)
+    assert len(subs) == len(attacks.ATTACKS)
+    bad = trial.problems(g, subs)
     assert not bad, "\n".join(bad)
     for s in subs:
         assert sum(v[0] for v in g.scores[s.student].values()) == 0
@@ -198,7 +198,7 @@ def test_feedback_holds_no_hidden_test(chapter, tmp_path_factory):
     html = next((g.course / "feedback" / "mutants-1" / chapter).glob("*.html")).read_text()
     judge_lines = {line.strip() for line in (REPO / "source" / chapter / "judge.py").read_text().splitlines()
                    if len(line.strip()) > 25 and not line.strip().startswith(("#", '"""', "from ", "import "))}
-    source = grading.read(grading.notebook_path(chapter))
+    source = notebooks.read(notebooks.notebook_path(chapter))
     secret = set()
     for cell in source.cells:
         inside = False
@@ -216,7 +216,7 @@ def test_feedback_holds_no_hidden_test(chapter, tmp_path_factory):
     # Anything the student can already read (the release, markdown included) is not a leak either.
     own = "\n".join(cell.source for nb_path in [*(g.course / "submitted" / "mutants-1" / chapter).glob("*.ipynb"),
                                                  *(g.course / "release" / chapter).glob("*.ipynb")]
-                     for cell in grading.read(nb_path).cells)
+                     for cell in notebooks.read(nb_path).cells)
     own = _html.unescape(own)
     leaked = sorted(line for line in judge_lines | secret if line in text and line not in own)
     assert not leaked, f"feedback shows hidden-test or solution lines: {leaked[:3]}"
@@ -225,7 +225,7 @@ def test_feedback_holds_no_hidden_test(chapter, tmp_path_factory):
 
 def solution_notebook(chapter: str) -> nbformat.NotebookNode:
     """The student's notebook with correct answers: the source with hidden regions removed."""
-    nb = grading.read(grading.notebook_path(chapter))
+    nb = notebooks.read(notebooks.notebook_path(chapter))
     for cell in nb.cells:
         if cell.cell_type == "code" and cell.get("metadata", {}).get("nbgrader", {}).get("grade"):
             cell.source = strip_hidden_tests(cell.source)
@@ -234,8 +234,8 @@ def solution_notebook(chapter: str) -> nbformat.NotebookNode:
 
 @pytest.mark.parametrize("chapter", group("run"))
 def test_student_mode_runs(chapter):
-    seconds, nb = grading.execute(grading.notebook_path(chapter), grading=False, timeout=CELL_HANG_GUARD)
-    print(f"[{chapter}] student mode: {seconds:.1f} s; slowest cells: {grading.slowest_cells(nb)}")
+    seconds, nb = notebooks.execute(notebooks.notebook_path(chapter), grading=False, timeout=CELL_HANG_GUARD)
+    print(f"[{chapter}] student mode: {seconds:.1f} s; slowest cells: {notebooks.slowest_cells(nb)}")
     errors = [(i, o.get("ename"), o.get("evalue", "")[:200]) for i, c in enumerate(nb.cells) if c.cell_type == "code"
               for o in c.get("outputs", []) if o.get("output_type") == "error"]
     assert not errors, errors
@@ -289,9 +289,9 @@ def test_student_mode_runs_where_fork_does_not_exist(chapter, tmp_path, monkeypa
     # workers start the same way either way): their fork-only cells, DataLoader lessons and launches all still run.
     # Chapter 4 in student mode: its Lightning DDP cell (a script that spawns two ranks) is skipped while grading.
     grading_mode = chapter in ("05_engineering_traps", "05b_distributed")
-    seconds, nb = grading.execute(grading.notebook_path(chapter), grading=grading_mode, timeout=CELL_HANG_GUARD)
+    seconds, nb = notebooks.execute(notebooks.notebook_path(chapter), grading=grading_mode, timeout=CELL_HANG_GUARD)
     print(f"[{chapter}] {'grading' if grading_mode else 'student'} mode without fork: {seconds:.1f} s; "
-          f"slowest cells: {grading.slowest_cells(nb)}")
+          f"slowest cells: {notebooks.slowest_cells(nb)}")
     outputs = "\n".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
     assert marker.exists(), "the kernel's start-up file did not remove fork"
     if chapter == "05_engineering_traps":
@@ -311,7 +311,7 @@ def test_run_all_on_the_untouched_release_runs_every_cell(chapter, tmp_path):
     import shutil
 
     shutil.copytree(REPO / "release" / chapter, tmp_path / chapter)
-    nb = grading.read(grading.notebook_path(chapter, tmp_path, "."))
+    nb = notebooks.read(notebooks.notebook_path(chapter, tmp_path, "."))
     env_backup = dict(os.environ)
     env = nbgrader_io.env()
     os.environ.clear()

@@ -25,7 +25,7 @@ import pytest
 
 import toycourse
 from course.grading.classroom import pipeline as classgrade
-from course.grading.authoring import known as planner
+from course.grading.authoring import attacks, demo, trial
 from course.grading.nbgrader import wrapper as nbgrader_io
 from course.grading.run.sandbox import detect
 
@@ -35,26 +35,26 @@ pytestmark = pytest.mark.skipif(detect().degraded, reason="no sandbox here")
 BOTH = {"test_scale", "test_count_positive"}
 
 
-def toy_class() -> list[planner.Submission]:
+def toy_class() -> list[trial.Submission]:
     """Honest, untouched, wrong, a different correct answer, and a generic attack."""
-    blank = planner.ATTACKS["blank-later-cells"][0]
-    return [planner.Submission("solution", {}),
-            planner.Submission("empty", None, must_fail=set(BOTH), must_pass=set()),
-            planner.Submission("mutants-1", {"scale": "def scale(x, k):\n    return x + k\n"}, must_fail={"test_scale"},
+    blank = attacks.ATTACKS["blank-later-cells"][0]
+    return [trial.Submission("solution", {}),
+            trial.Submission("empty", None, must_fail=set(BOTH), must_pass=set()),
+            trial.Submission("mutants-1", {"scale": "def scale(x, k):\n    return x + k\n"}, must_fail={"test_scale"},
                                variants=["adds instead of multiplying"]),
-            planner.Submission("alternatives-1", {"scale": "import torch\ndef scale(x, k):\n    return torch.mul(x, k)\n",
+            trial.Submission("alternatives-1", {"scale": "import torch\ndef scale(x, k):\n    return torch.mul(x, k)\n",
                                                   "count_positive": "def count_positive(t):\n    return len(t[t > 0])\n"},
                                variants=["torch.mul, len of a mask"]),
-            planner.Submission("attack-blank-later-cells", {"scale": blank}, must_fail=set(BOTH), must_pass=set(),
+            trial.Submission("attack-blank-later-cells", {"scale": blank}, must_fail=set(BOTH), must_pass=set(),
                                base="release", must_flag=("did not run the judge's code",))]
 
 
-def build_class(work: Path, extra_damaged: bool = True) -> tuple[Path, dict[str, planner.Submission], dict]:
+def build_class(work: Path, extra_damaged: bool = True) -> tuple[Path, dict[str, trial.Submission], dict]:
     course = toycourse.make(work / "course")
-    rel = planner.generate(course, CH, course / "gradebook.db")
+    rel = trial.generate(course, CH, course / "gradebook.db")
     subs = {s.student: s for s in toy_class()}
-    planner.write_submissions(course, CH, list(subs.values()), rel)
-    damaged = planner.write_damaged(course, CH, rel) if extra_damaged else {}
+    trial.write_submissions(course, CH, list(subs.values()), rel)
+    damaged = demo.write_damaged(course, CH, rel) if extra_damaged else {}
     return course, subs, damaged
 
 
@@ -77,7 +77,7 @@ def graded_class(tmp_path_factory):
     first = grade_class_cli(course, "--jobs", "2", "--feedback", "--no-progress")
     first_seconds = time.perf_counter() - t0
     reports = {p.stem: json.loads(p.read_text()) for p in (course / ".judge" / "reports" / CH).glob("*.json")}
-    scores = planner.read_scores(course / "gradebook.db", CH, CH)
+    scores = trial.read_scores(course / "gradebook.db", CH, CH)
     after = digest(course / "submitted")
     t0 = time.perf_counter()
     second = grade_class_cli(course, "--jobs", "2", "--no-progress")
@@ -144,9 +144,9 @@ def test_the_item_analysis_is_written_and_opens_in_chromium(graded_class):
 
 @pytest.mark.xdist_group("classgrade")
 def test_honest_work_scores_as_its_expectations(graded_class):
-    g = planner.Graded(course=graded_class["course"], scores=graded_class["scores"], seconds={},
+    g = trial.Graded(course=graded_class["course"], scores=graded_class["scores"], seconds={},
                        submissions=list(graded_class["subs"].values()), reports=graded_class["reports"])
-    bad = planner.problems(g)
+    bad = trial.problems(g)
     assert not bad, "\n".join(bad)
 
 
@@ -181,7 +181,7 @@ def test_a_rerun_skips_unchanged_submissions_and_force_regrades(graded_class):
     shutil.copy(solution, nb)  # the student resubmits, now correct
     third = grade_class_cli(course, "--jobs", "1", "--no-progress")
     assert "1 submission(s) to grade" in third.stdout, third.stdout[:500]
-    scores = planner.read_scores(course / "gradebook.db", CH, CH)["mutants-1"]
+    scores = trial.read_scores(course / "gradebook.db", CH, CH)["mutants-1"]
     assert all(s == m for s, m in scores.values()), scores
     # --force regrades unchanged submissions (two of them: the cache is per submission, and the whole class would
     # cost 14 more sandboxed runs here)
@@ -189,7 +189,7 @@ def test_a_rerun_skips_unchanged_submissions_and_force_regrades(graded_class):
                              "solution", "--student", "empty", "--jobs", "2", "--force", "--no-progress"], cwd=course,
                             env=nbgrader_io.env(), capture_output=True, text=True, timeout=1800)
     assert "2 submission(s) to grade, 0 unchanged" in forced.stdout, forced.stdout[-2000:] + forced.stderr[-2000:]
-    scores = planner.read_scores(course / "gradebook.db", CH, CH)
+    scores = trial.read_scores(course / "gradebook.db", CH, CH)
     assert all(s == m for s, m in scores["solution"].values()) and all(s == 0 for s, _ in scores["empty"].values())
 
 
@@ -264,7 +264,7 @@ def test_the_attack_is_flagged_in_the_class_table(graded_class):
 def test_an_lms_zip_is_collected_into_submitted(tmp_path):
     import zipfile
     course = toycourse.make(tmp_path / "course")
-    release_nb = planner.generate(course, CH, course / "gradebook.db") / f"{CH}.ipynb"
+    release_nb = trial.generate(course, CH, course / "gradebook.db") / f"{CH}.ipynb"
     archive = tmp_path / "download.zip"
     with zipfile.ZipFile(archive, "w") as zf:
         for student in ("alice", "bob"):
@@ -350,9 +350,9 @@ def test_two_graders_write_one_postgresql_gradebook_at_once(postgres, tmp_path):
         for s in students:
             snb = gb.find_submission_notebook(CH, CH, s)
             got[s] = {g.name: (float(g.score), float(g.max_score)) for g in snb.grades}
-    g = planner.Graded(course=course, scores=got, seconds={}, submissions=list(subs.values()), mode="stock")
+    g = trial.Graded(course=course, scores=got, seconds={}, submissions=list(subs.values()), mode="stock")
     assert len(got) == len(students)
-    bad = planner.problems(g)
+    bad = trial.problems(g)
     assert not bad, "\n".join(bad)
 
 
@@ -429,6 +429,6 @@ def test_a_dask_cluster_grades_the_class_like_the_local_pool_and_survives_a_kill
     print(out[-4000:], err[-2000:], f"\n[dask] graded {len(subs)} submissions in {seconds:.1f} s; killed {killed}")
     assert killed is not None, "no task was ever running on a worker"
     assert proc.returncode == 0, out[-3000:] + err[-3000:]
-    scores = planner.read_scores(course / "gradebook.db", CH, CH)
+    scores = trial.read_scores(course / "gradebook.db", CH, CH)
     local = {s: graded_class["scores"][s] for s in subs}
     assert scores == local, f"Dask and the local pool disagree:\n{scores}\n{local}"

@@ -32,7 +32,7 @@ import pytest
 import toycourse
 from course.grading.classroom import pipeline as classgrade
 from course.grading.classroom import dask_tls
-from course.grading.authoring import known as planner
+from course.grading.authoring import trial
 from course.grading.nbgrader import wrapper as nbgrader_io
 from course.grading.config import Limits
 from course.grading.run.sandbox import detect
@@ -189,11 +189,11 @@ def test_a_worker_without_the_sandbox_refuses_the_task():
 @SANDBOXED
 def test_a_tls_cluster_grades_a_class_on_sandboxed_workers_only(tls_cluster, tmp_path):
     course = toycourse.make(tmp_path / "course")
-    rel = planner.generate(course, CH, course / "gradebook.db")
-    subs = [planner.Submission("solution", {}),
-            planner.Submission("mutants-1", {"scale": "def scale(x, k):\n    return x + k\n"},
+    rel = trial.generate(course, CH, course / "gradebook.db")
+    subs = [trial.Submission("solution", {}),
+            trial.Submission("mutants-1", {"scale": "def scale(x, k):\n    return x + k\n"},
                                must_fail={"test_scale"}, variants=["adds instead of multiplying"])]
-    planner.write_submissions(course, CH, subs, rel)
+    trial.write_submissions(course, CH, subs, rel)
     args = ["grade-class", CH, "--seed", str(SEED), "--dask", tls_cluster["address"], "--dask-certs",
             str(tls_cluster["certs"]), "--no-progress"]
     t0 = time.perf_counter()
@@ -213,10 +213,10 @@ def test_a_tls_cluster_grades_a_class_on_sandboxed_workers_only(tls_cluster, tmp
     assert set(reports) == {"solution", "mutants-1"}
     for student, r in reports.items():
         assert not any("sandbox degraded" in f for f in r.get("flags", [])), (student, r.get("flags"))
-    scores = planner.read_scores(course / "gradebook.db", CH, CH)
+    scores = trial.read_scores(course / "gradebook.db", CH, CH)
     assert all(s == m for s, m in scores["solution"].values()), scores["solution"]
-    g = planner.Graded(course=course, scores=scores, seconds={}, submissions=subs, reports=reports)
-    bad = planner.problems(g)
+    g = trial.Graded(course=course, scores=scores, seconds={}, submissions=subs, reports=reports)
+    bad = trial.problems(g)
     assert not bad, "\n".join(bad)
 
 

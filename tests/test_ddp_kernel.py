@@ -10,7 +10,7 @@ import nbformat
 import pytest
 
 from conftest import REPO
-from course.grading.authoring import known as grading
+from course.grading.authoring import answers, notebooks
 from course.grading.nbgrader import wrapper as nbgrader_io
 from course.grading.run.worker import strip_hidden_tests
 
@@ -32,15 +32,15 @@ print("main file:", getattr(__main__, "__file__", None), "| method:", P.start_me
 def test_launcher_exercises_in_a_kernel(method, monkeypatch):
     from course.grading.run.worker import Client as NotebookClient
 
-    src = grading.read(grading.notebook_path(CHAPTER))
+    src = notebooks.read(notebooks.notebook_path(CHAPTER))
     by_id = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in src.cells if c.cell_type == "code"}
-    mutants = {v.name: v for v in grading.load_variants(CHAPTER, "mutant")}
+    mutants = {v.name: v for v in answers.load_variants(CHAPTER, "mutant")}
     cells = [by_id["setup"].source, CHECK_KERNEL]
     expect_error = [False, False]
     for data, solution, test, mutant in EXERCISES:
         assert mutants[mutant].cell == solution and test in mutants[mutant].fails
         visible = strip_hidden_tests(by_id[test].source)
-        cells += [by_id[data].source, grading.strip_markers(by_id[solution].source), visible,
+        cells += [by_id[data].source, answers.strip_markers(by_id[solution].source), visible,
                   mutants[mutant].source, visible]
         expect_error += [False, False, False, False, True]
     nb = nbformat.v4.new_notebook()

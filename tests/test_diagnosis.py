@@ -8,7 +8,8 @@ import re
 import pytest
 
 from course.grading.judge import diagnosis
-from course.grading.authoring import known
+from course.grading.authoring import answers, notebooks
+from course.grading import paths
 from course.grading.judge.diagnosis import Known, diagnose, similarity
 from course.grading.judge.verdicts import decide, load
 from course.grading.records import exercise_of
@@ -120,7 +121,7 @@ def test_a_verdicts_code_names_the_failing_check_not_the_values(tmp_path):
     assert decide(probe, None, ref).code == "missing"
 
 
-CHAPTERS = known.chapters()
+CHAPTERS = notebooks.chapters()
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
@@ -129,8 +130,8 @@ def test_every_mutant_has_a_note_for_students_and_every_profile_is_saved(chapter
     saved profiles are current (the variants test recomputes them at a fresh seed and diagnoses each mutant)."""
     from course.grading.judge.references import reference_notebook
 
-    mutants = known.load_variants(chapter, "mutant")
-    nb = reference_notebook(chapter, known.REPO)
+    mutants = answers.load_variants(chapter, "mutant")
+    nb = reference_notebook(chapter, paths.REPO)
     ids = {c.metadata["nbgrader"]["grade_id"] for c in nb.cells if "nbgrader" in c.metadata
            and c.metadata["nbgrader"].get("grade_id")}
     solution_lines = {line.strip() for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution")
@@ -140,8 +141,8 @@ def test_every_mutant_has_a_note_for_students_and_every_profile_is_saved(chapter
         assert not any(re.search(rf"\b{re.escape(i)}\b", m.note) for i in ids if i.startswith("test_")), \
             (m.name, m.note)
         assert "mutant" not in m.note.lower() and not any(line in m.note for line in solution_lines), m.name
-    data = json.loads(diagnosis.path(chapter, known.REPO).read_text())
-    assert data["key"] == diagnosis.key(chapter, known.REPO), f"{chapter}: profiles are stale: run `make profiles`"
+    data = json.loads(diagnosis.path(chapter, paths.REPO).read_text())
+    assert data["key"] == diagnosis.key(chapter, paths.REPO), f"{chapter}: profiles are stale: run `make profiles`"
     assert set(data["profiles"]) == {m.name for m in mutants}
     for m in mutants:
         for p in data["profiles"][m.name]:

@@ -4,8 +4,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from course.grading.authoring import exercise
-from course.grading.authoring import known
+from course.grading.authoring import answers, exercise, notebooks
+from course.grading import paths
 from course.grading.records import exercise_of
 
 CH = "01_dynamic_graphs"
@@ -13,11 +13,11 @@ CH = "01_dynamic_graphs"
 
 def test_the_listing_names_every_exercise_with_its_points_and_known_answers():
     ex = exercise.exercises(CH)
-    nb = known.read(known.notebook_path(CH))
-    assert list(ex) == list(known.solution_cells(nb))
+    nb = notebooks.read(notebooks.notebook_path(CH))
+    assert list(ex) == list(answers.solution_cells(nb))
     assert sorted(g for grades in ex.values() for g, _ in grades) == sorted(exercise_of(nb))
     text = exercise.listing(CH)
-    mutants = known.load_variants(CH, "mutant")
+    mutants = answers.load_variants(CH, "mutant")
     for name, grades in ex.items():
         line = next(line for line in text.splitlines() if line.strip().startswith(name + " "))
         assert f"{sum(p for _, p in grades):g} pts" in line
@@ -26,18 +26,18 @@ def test_the_listing_names_every_exercise_with_its_points_and_known_answers():
 
 def test_one_exercise_shows_statement_reference_probes_verdicts_and_every_mutant():
     text = exercise.show(CH, "sgd_step")
-    nb = known.read(known.notebook_path(CH))
-    reference = known.strip_markers(known.solution_cells(nb)["sgd_step"])
+    nb = notebooks.read(notebooks.notebook_path(CH))
+    reference = answers.strip_markers(answers.solution_cells(nb)["sgd_step"])
     assert "Exercise 1.2" in text.split("Reference solution")[0]           # the statement comes first
     assert all(line in text for line in reference.splitlines() if line.strip())
-    judge = __import__("course.grading.judge.verdicts", fromlist=["load"]).load(CH, known.REPO)
+    judge = __import__("course.grading.judge.verdicts", fromlist=["load"]).load(CH, paths.REPO)
     for gid in (g for g, owner in exercise_of(nb).items() if owner == "sgd_step"):
         assert f"Grade cell {gid} (" in text
         if gid in judge.probes:
             assert judge.probes[gid].source.strip().splitlines()[0] in text  # the hidden probe's def line
     assert text.count("Verdict (runs in the judge):") == sum(
         1 for g, o in exercise_of(nb).items() if o == "sgd_step" and g in judge.probes)
-    mine = [v for v in known.load_variants(CH, "mutant") if v.cell == "sgd_step"]
+    mine = [v for v in answers.load_variants(CH, "mutant") if v.cell == "sgd_step"]
     assert f"Mutants (wrong answers): {len(mine)}" in text
     for v in mine:
         assert f"\n{v.name} [" in text and ("note: " + v.note) in text and "fails: " + ", ".join(v.fails) in text
@@ -47,7 +47,7 @@ def test_one_exercise_shows_statement_reference_probes_verdicts_and_every_mutant
 
 def test_the_command_lists_shows_and_refuses_an_unknown_exercise():
     run = lambda *a: subprocess.run([sys.executable, "-m", "course.grading", "exercise", CH, *a],  # noqa: E731
-                                    capture_output=True, text=True, cwd=known.REPO, timeout=300)
+                                    capture_output=True, text=True, cwd=paths.REPO, timeout=300)
     listing, one, bad = run(), run("pooled_scores"), run("no_such_exercise")
     assert listing.returncode == 0 and "pooled_scores" in listing.stdout and "record_activations" in listing.stdout
     assert one.returncode == 0 and "Reference solution" in one.stdout and "Alternatives (correct answers)" in one.stdout

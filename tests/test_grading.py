@@ -2,7 +2,9 @@
 import nbformat
 import pytest
 
-from course.grading.authoring import known as grading
+from course.grading.authoring import answers, attacks, notebooks
+from course.grading import records
+from course.grading.authoring import trial
 from tools.nbtool import md, setup, solution, write
 from tools.nbtool import tests as graded_cell
 
@@ -29,41 +31,41 @@ def toy(tmp_path):
 
 
 def test_strip_markers():
-    assert grading.strip_markers("a\n    ### BEGIN SOLUTION\nb\n### END SOLUTION\nc") == "a\nb\nc"
+    assert answers.strip_markers("a\n    ### BEGIN SOLUTION\nb\n### END SOLUTION\nc") == "a\nb\nc"
 
 
 def test_plan_groups_one_variant_per_exercise(toy):
-    subs = {s.student: s for s in grading.plan("00_toy", toy)}
+    subs = {s.student: s for s in trial.plan("00_toy", toy)}
     assert list(subs) == ["solution", "empty", "mutants-1", "mutants-2", "alternatives-1", "tamper"]
     assert subs["mutants-1"].variants == ["f1", "g1"] and subs["mutants-1"].must_fail == {"test_f", "test_g"}
     assert subs["mutants-2"].variants == ["f2"] and subs["mutants-2"].must_fail == {"test_f"}
     assert subs["empty"].replacements is None and subs["empty"].must_fail == {"test_f", "test_g"}
-    assert subs["tamper"].replacements["f"].startswith(grading.TAMPER_PRELUDE)
+    assert subs["tamper"].replacements["f"].startswith(attacks.TAMPER_PRELUDE)
 
 
 def test_variant_validation(toy):
     bad = toy / "tests" / "mutants" / "00_toy" / "bad.py"
     bad.write_text('"""x."""\nCELL = "f"\nFAILS = ["test_nope"]\nSOURCE = "x"\n')
     with pytest.raises(ValueError, match="unknown grade cells"):
-        grading.plan("00_toy", toy)
+        trial.plan("00_toy", toy)
     bad.write_text('"""x."""\nCELL = "f"\nSOURCE = "x"\n')
     with pytest.raises(ValueError, match="must list"):
-        grading.plan("00_toy", toy)
+        trial.plan("00_toy", toy)
     bad.write_text('"""x."""\nCELL = "nope"\nFAILS = ["test_f"]\nSOURCE = "x"\n')
     with pytest.raises(ValueError, match="no solution cell"):
-        grading.plan("00_toy", toy)
+        trial.plan("00_toy", toy)
 
 
 def test_a_mutant_may_be_written_as_the_lines_it_changes_in_the_reference(toy):
     """CHANGES: (old, new) pairs of whole lines of the reference (markers removed), each old text found once."""
-    from course.grading.authoring.known import apply_changes, load_variants
+    from course.grading.authoring.answers import apply_changes, load_variants
 
     d = toy / "tests" / "mutants" / "00_toy"
     (d / "f3.py").write_text('"""f3."""\nCELL = "f"\nFAILS = ["test_f"]\n'
                              "CHANGES = [('''\n    return 2 * x\n''', '''\n    return 3 * x\n''')]\n")
     got = {v.name: v for v in load_variants("00_toy", "mutant", toy)}
     assert got["f3"].source == "def f(x):\n    return 3 * x\n" and got["f3"].fails == ("test_f",)
-    assert any("f3" in sub.variants for sub in grading.plan("00_toy", toy))  # graded like any mutant
+    assert any("f3" in sub.variants for sub in trial.plan("00_toy", toy))  # graded like any mutant
     # Blind answers and alternatives stay whole, as written; a file says SOURCE or CHANGES, not both.
     for where, name, extra in [("mutants", "blind_f4", ""), ("alternatives", "f5", ""), ("mutants", "f6", "SOURCE = 'x'\n")]:
         bad = toy / "tests" / where / "00_toy" / f"{name}.py"
@@ -83,27 +85,27 @@ def test_a_mutant_may_be_written_as_the_lines_it_changes_in_the_reference(toy):
 
 
 def test_build_notebook_fills_solution_cells(toy):
-    source = grading.read(grading.notebook_path("00_toy", toy))
+    source = notebooks.read(notebooks.notebook_path("00_toy", toy))
     release = nbformat.from_dict(source)
     for c in release.cells:
-        if grading.grade_id(c) in ("f", "g"):
+        if records.grade_id(c) in ("f", "g"):
             c.source = "raise NotImplementedError"
-    built = grading.build_notebook(release, source, {"g": "def g(x):\n    return 5\n"})
-    text = {grading.grade_id(c): c.source for c in built.cells if grading.grade_id(c)}
+    built = trial.build_notebook(release, source, {"g": "def g(x):\n    return 5\n"})
+    text = {records.grade_id(c): c.source for c in built.cells if records.grade_id(c)}
     assert text["f"] == "def f(x):\n    return 2 * x" and text["g"].startswith("def g(x):\n    return 5")
-    assert grading.build_notebook(release, source, None).cells[2].source == "raise NotImplementedError"
+    assert trial.build_notebook(release, source, None).cells[2].source == "raise NotImplementedError"
 
 
 def test_problems_and_table():
-    subs = [grading.Submission("solution", {}), grading.Submission("m", {"f": ""}, must_fail={"a"}, variants=["v"])]
-    g = grading.Graded(course=None, seconds={}, submissions=subs,
+    subs = [trial.Submission("solution", {}), trial.Submission("m", {"f": ""}, must_fail={"a"}, variants=["v"])]
+    g = trial.Graded(course=None, seconds={}, submissions=subs,
                        scores={"solution": {"a": (1.0, 1.0), "b": (1.0, 2.0)}, "m": {"a": (1.0, 1.0), "b": (2.0, 2.0)}})
-    out = grading.problems(g)
+    out = trial.problems(g)
     assert any("solution" in p and "b got 1/2" in p for p in out)
     assert any("m (v): a kept" in p for p in out)
-    assert "TOTAL" in grading.table(g) and "2/3" in grading.table(g)
+    assert "TOTAL" in trial.table(g) and "2/3" in trial.table(g)
     g.scores.pop("m")
-    assert any("no grades recorded" in p for p in grading.problems(g))
+    assert any("no grades recorded" in p for p in trial.problems(g))
 
 
 def test_slowest_cells_reports_run_time_and_the_stall_before_a_cell():
@@ -116,8 +118,8 @@ def test_slowest_cells_reports_run_time_and_the_stall_before_a_cell():
     nb.cells = [cell("2026-12-04T01:00:00.000Z", "2026-12-04T01:00:02.000Z"), nbformat.v4.new_markdown_cell("x"),
                 cell("2026-12-04T01:05:02.000Z", "2026-12-04T01:05:03.500Z"),
                 cell("2026-12-04T01:05:03.600Z", "2026-12-04T01:05:03.700Z"), nbformat.v4.new_code_cell("unrun")]
-    assert grading.cell_times(nb) == [(0, 2.0, 0.0), (2, 1.5, 300.0), (3, 0.1, 0.1)]
-    assert grading.slowest_cells(nb, n=2) == "cell 2 1.5 s + 300.0 s before it, cell 0 2.0 s"
+    assert notebooks.cell_times(nb) == [(0, 2.0, 0.0), (2, 1.5, 300.0), (3, 0.1, 0.1)]
+    assert notebooks.slowest_cells(nb, n=2) == "cell 2 1.5 s + 300.0 s before it, cell 0 2.0 s"
 
 
 def test_a_probe_with_a_time_limit_of_its_own_outlives_the_default(tmp_path):

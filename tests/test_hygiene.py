@@ -5,11 +5,12 @@ import re
 import pytest
 
 from conftest import CHAPTERS, REPO
-from course.grading.authoring import known as grading
+from course.grading.authoring import answers, notebooks
+from course.grading import records
 from course.grading.judge import verdicts as judging
 from tools.nbtool import HIDDEN_CALL
 
-SOURCES = {ch: grading.notebook_path(ch) for ch in CHAPTERS}
+SOURCES = {ch: notebooks.notebook_path(ch) for ch in CHAPTERS}
 EXPECTED_CHAPTERS = ["01_dynamic_graphs", "02_autograd", "03_torchscript", "04_ecosystem",
                      "05_engineering_traps", "05b_distributed", "06_torch_compile"]
 
@@ -34,15 +35,15 @@ def test_source_is_clean(chapter):
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_nbgrader_metadata(chapter):
-    nb = grading.read(SOURCES[chapter])
-    ids = [grading.grade_id(c) for c in nb.cells if grading.grade_id(c)]
+    nb = notebooks.read(SOURCES[chapter])
+    ids = [records.grade_id(c) for c in nb.cells if records.grade_id(c)]
     assert len(ids) == len(set(ids)), f"duplicate grade_ids: {sorted({i for i in ids if ids.count(i) > 1})}"
     for gid in ids:
         assert re.fullmatch(r"[a-z0-9_\-]+", gid), f"grade_id {gid!r} is not a slug"
-    graded = grading.graded_cells(nb)
+    graded = answers.graded_cells(nb)
     assert graded, "a chapter must have graded cells"
     assert all(points > 0 for points in graded.values()), f"grade cells without points: {graded}"
-    sols = grading.solution_cells(nb)
+    sols = answers.solution_cells(nb)
     assert sols, "a chapter must have exercises"
     for cell in nb.cells:
         meta = cell.get("metadata", {}).get("nbgrader", {})
@@ -56,7 +57,7 @@ def test_nbgrader_metadata(chapter):
             assert cell.source.rstrip().endswith("### END HIDDEN TESTS"), f"{meta['grade_id']}: hidden region must end the cell"
         if meta.get("solution"):
             assert "### BEGIN SOLUTION" in cell.source and "### END SOLUTION" in cell.source
-    setup = [c for c in nb.cells if grading.grade_id(c) == "setup"]
+    setup = [c for c in nb.cells if records.grade_id(c) == "setup"]
     assert setup and setup[0].metadata["nbgrader"]["locked"], "the setup cell must exist and be locked"
     assert "from course import checks" in setup[0].source, "the setup cell imports course.checks before student code"
     first_solution = next(i for i, c in enumerate(nb.cells) if c.get("metadata", {}).get("nbgrader", {}).get("solution"))
@@ -65,13 +66,13 @@ def test_nbgrader_metadata(chapter):
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_tests_use_course_checks_not_bare_asserts(chapter):
-    nb = grading.read(SOURCES[chapter])
+    nb = notebooks.read(SOURCES[chapter])
     for cell in nb.cells:
         if cell.get("metadata", {}).get("nbgrader", {}).get("grade"):
             code = cell.source
-            assert not re.search(r"^\s*assert\s", code, re.M), f"{grading.grade_id(cell)}: use course.checks, not assert"
+            assert not re.search(r"^\s*assert\s", code, re.M), f"{records.grade_id(cell)}: use course.checks, not assert"
             for banned in ("torch.allclose(", "torch.equal(", "assert_close("):
-                assert banned not in code, f"{grading.grade_id(cell)} uses {banned}, which a student can replace"
+                assert banned not in code, f"{records.grade_id(cell)} uses {banned}, which a student can replace"
 
 
 # The classes of mistake a mutant's ``KIND`` names (CONVENTIONS.md, "Mutants from every class of mistake").
@@ -105,9 +106,9 @@ def exercises(nb) -> dict[str, list[str]]:
 def test_exercises_have_known_answers(chapter):
     """Per exercise: 4+ wrong answers from 3+ classes of mistake, a do-nothing answer that loses every grade
     cell of the exercise, and a different correct answer."""
-    nb = grading.read(SOURCES[chapter])
-    mutants = grading.load_variants(chapter, "mutant")
-    alternatives = grading.load_variants(chapter, "alternative")
+    nb = notebooks.read(SOURCES[chapter])
+    mutants = answers.load_variants(chapter, "mutant")
+    alternatives = answers.load_variants(chapter, "alternative")
     for v in mutants:
         assert v.klass in MISTAKE_KINDS, (f"{chapter}/{v.name}: KIND = {v.klass!r}; say which class of mistake it "
                                           f"is, one of {sorted(MISTAKE_KINDS)}")
@@ -161,7 +162,7 @@ def test_unmarked_figures_finds_figures():
 def test_figures_in_prose_are_printed_by_cells(chapter):
     """A measured figure typed into markdown is a claim nobody re-runs: print it from the cell that measures it,
     or mark the line `(quoted: SOURCE)` for a reference value, or `<!-- not measured: WHY -->` for a setting."""
-    nb = grading.read(SOURCES[chapter])
+    nb = notebooks.read(SOURCES[chapter])
     found = [f"cell {i}: {f}" for i, c in enumerate(nb.cells) if c.cell_type == "markdown"
              for f in unmarked_figures(c.source)]
     assert not found, f"{len(found)} figure(s) typed into markdown:\n" + "\n".join(found[:40])
@@ -178,15 +179,15 @@ def test_time_estimate_is_counted(chapter):
     assert estimates.title_estimate(chapter) == e.total, (
         f"{chapter}: the title says {estimates.title_estimate(chapter)} minutes, the count gives {e.total}: "
         f"`python -m course.grading estimates --write` then `python -m course.grading release`")
-    release = grading.read(grading.notebook_path(chapter, REPO, "release"))
+    release = notebooks.read(notebooks.notebook_path(chapter, REPO, "release"))
     assert any(e.title_line() in c.source for c in release.cells if c.cell_type == "markdown"), \
         f"{chapter}: the release's title cell is stale: `python -m course.grading release {chapter}`"
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_release_has_no_solutions_or_hidden_tests(chapter):
-    source = grading.read(SOURCES[chapter])
-    release = grading.read(grading.notebook_path(chapter, REPO, "release"))
+    source = notebooks.read(SOURCES[chapter])
+    release = notebooks.read(notebooks.notebook_path(chapter, REPO, "release"))
     secret, public = set(), set()
     for cell in source.cells:
         inside = False
@@ -209,9 +210,9 @@ def test_release_has_no_solutions_or_hidden_tests(chapter):
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_judge_covers_every_grade_cell(chapter):
     """source/<chapter>/judge.py has exactly one probe, with a verdict, per grade cell."""
-    nb = grading.read(SOURCES[chapter])
+    nb = notebooks.read(SOURCES[chapter])
     j = judging.load(chapter, REPO)
-    judging.check_coverage(j, list(grading.graded_cells(nb)), chapter)
+    judging.check_coverage(j, list(answers.graded_cells(nb)), chapter)
     for test, probe in j.probes.items():
         assert probe.check is not None, f"{test}: no verdict"
         assert probe.source.startswith("def "), f"{test}: the probe must be a plain def"
@@ -229,13 +230,13 @@ def test_release_has_no_judge(chapter):
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_student_view_cells(chapter):
     """Test and solution cells are tagged raises-exception (Run All runs on), and the chapter ends with the progress cell."""
-    nb = grading.read(SOURCES[chapter])
+    nb = notebooks.read(SOURCES[chapter])
     for cell in nb.cells:
         meta = cell.get("metadata", {}).get("nbgrader", {})
         if cell.cell_type == "code" and (meta.get("grade") or meta.get("solution")):
             assert "raises-exception" in cell.metadata.get("tags", []), f"{meta['grade_id']}: tag raises-exception"
     last = nb.cells[-1]
-    assert grading.grade_id(last) == "progress" and f'summary("{chapter}")' in last.source
+    assert records.grade_id(last) == "progress" and f'summary("{chapter}")' in last.source
 
 
 # Exercises whose answer can still be read on the page, each with the issue that deepens or replaces it.
@@ -269,7 +270,7 @@ def test_answer_is_not_on_the_page(chapter, idioms):
 def test_no_rebuttal_of_the_course_s_own_editions(chapter):
     """A student never saw earlier editions of the course: a Myth check answers the article or folklore, and no
     cell talks about what an earlier edition said or what this one changed."""
-    nb = grading.read(SOURCES[chapter])
+    nb = notebooks.read(SOURCES[chapter])
     said = [i for i, c in enumerate(nb.cells)
             if re.search(r"\b(first|second|third|fourth|earlier|previous|this|the last)\s+edition", c.source, re.I)]
     assert not said, f"cells {said} talk about the course's own editions"

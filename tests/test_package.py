@@ -5,7 +5,7 @@ import sys
 import zipfile
 
 from conftest import CHAPTERS, REPO
-from course.grading.authoring import known as grading
+from course.grading.authoring import notebooks
 
 
 def _norm(text: str) -> str:
@@ -16,7 +16,7 @@ def secrets() -> list[str]:
     """What must never be in the package: each reference solution region (3+ lines) and each judge's code."""
     out = []
     for ch in CHAPTERS:
-        nb = grading.read(grading.notebook_path(ch))
+        nb = notebooks.read(notebooks.notebook_path(ch))
         for cell in nb.cells:
             for block in re.findall(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", cell.source, re.S):
                 if block.count("\n") >= 3:

@@ -39,7 +39,7 @@ import nbformat
 import pytest
 
 import toycourse
-from course.grading.authoring import known
+from course.grading.authoring import trial
 from course.grading.nbgrader import wrapper as nbgrader_io
 from course.grading.intake import repair
 from course.grading.run.sandbox import detect
@@ -298,7 +298,7 @@ def pipeline_class(tmp_path_factory):
                                course, nbgrader_io.sqlite(db), check=False)
     print(proc.stdout[-6000:], proc.stderr[-3000:], f"\n[pipeline] graded {len(subs)} submissions in {seconds:.1f} s")
     return {"course": course, "proc": proc, "subs": subs, "reports": reports, "feedback": feedback,
-            "scores": known.read_scores(db, CH, CH), "seconds": seconds}
+            "scores": trial.read_scores(db, CH, CH), "seconds": seconds}
 
 
 
@@ -694,7 +694,7 @@ def test_plain_nbgrader_autograde_leaks_no_line_either(pipeline_class):
     proc = nbgrader_io.run(["autograde", CH, "--force", f"--CourseDirectory.student_id_exclude={others}",
                             f"--JudgeExecute.seed={KEY}"], course, db_url, check=False)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
-    scores = known.read_scores(course / "plain.db", CH, CH)
+    scores = trial.read_scores(course / "plain.db", CH, CH)
     assert all(s == m for s, m in scores["honest"].values()), scores
     assert {cell for cell, (s, m) in scores["exfil-str"].items() if s < m} == SCALE
     judge_lines = {x.strip() for x in (course / "source" / CH / "judge.py").read_text().splitlines()

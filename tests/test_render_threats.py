@@ -39,7 +39,7 @@ import nbformat
 import pytest
 
 import toycourse
-from course.grading.authoring import known
+from course.grading.authoring import trial
 from course.grading.nbgrader import wrapper as nbgrader_io
 from course.grading.run.sandbox import detect
 from test_threats import HONEST_COUNT, HONEST_SCALE, KEY, PAYLOAD, notebook
@@ -255,7 +255,7 @@ def render_class(tmp_path_factory):
     seconds = time.perf_counter() - t0
     print(proc.stdout[-4000:], proc.stderr[-2000:], f"\n[render] collected, graded and fed back {len(subs)} in {seconds:.1f} s")
     return {"course": course, "release": release, "subs": subs, "tag": tag, "payload": payload, "proc": proc,
-            "collect": collect, "feedback": feedback, "scores": known.read_scores(course / "gradebook.db", CH, CH)}
+            "collect": collect, "feedback": feedback, "scores": trial.read_scores(course / "gradebook.db", CH, CH)}
 
 
 @pytest.fixture(scope="module")

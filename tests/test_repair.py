@@ -6,7 +6,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course.grading.authoring import known as planner
+from course.grading.authoring import trial
 from course.grading.intake import repair
 from tools.nbtool import md, setup, solution, write
 from tools.nbtool import tests as graded_cell
@@ -42,7 +42,7 @@ def course(tmp_path):
 def answered(course) -> dict:
     rel = nbformat.read(str(course / "release" / CH / f"{CH}.ipynb"), as_version=4)
     src = nbformat.read(str(course / "source" / CH / f"{CH}.ipynb"), as_version=4)
-    return json.loads(nbformat.writes(planner.build_notebook(rel, src, {})))
+    return json.loads(nbformat.writes(trial.build_notebook(rel, src, {})))
 
 
 def stage(course, student, nb_or_text, filename=f"{CH}.ipynb"):

@@ -44,7 +44,7 @@ import nbformat
 import pytest
 
 import toycourse
-from course.grading.authoring import known
+from course.grading.authoring import trial
 from course.grading.nbgrader import wrapper as nbgrader_io
 from course.grading.run.sandbox import detect
 
@@ -280,7 +280,7 @@ def hostile_class(tmp_path_factory):
     srv.close()
     after = {str(p.relative_to(sub)): os.lstat(p).st_mtime_ns for p in sub.rglob("*")}
     reports = {p.stem: json.loads(p.read_text()) for p in (course / ".judge" / "reports" / CH).glob("*.json")}
-    scores = known.read_scores(db, CH, CH)
+    scores = trial.read_scores(db, CH, CH)
     print(proc.stdout[-8000:], proc.stderr[-3000:], f"\n[threats] graded {len(subs)} submissions in {seconds:.1f} s")
     for student, r in sorted(reports.items()):
         print(f"  {student:<26} {r['score']:g}/{r['max_score']:g}  judge peak {r.get('judge_peak_mib', 0):7.1f} MiB  "

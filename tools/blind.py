@@ -19,7 +19,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from course.grading.authoring import known  # noqa: E402
+from course.grading.authoring import answers as known_answers  # noqa: E402
+from course.grading.authoring import notebooks, trial  # noqa: E402
 from course.grading.records import exercise_of  # noqa: E402
 
 
@@ -30,7 +31,7 @@ def load(folder: Path) -> list[dict]:
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
         out.append({"name": path.stem, "cell": mod.CELL, "kind": getattr(mod, "KIND", ""),
-                    "source": known.textwrap_dedent(mod.SOURCE), "doc": (mod.__doc__ or "").strip().splitlines()[0],
+                    "source": known_answers.textwrap_dedent(mod.SOURCE), "doc": (mod.__doc__ or "").strip().splitlines()[0],
                     "violates": getattr(mod, "VIOLATES", "")})
     return out
 
@@ -45,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
                                                        "(python -m course.grading variants), not a notebook each")
     args = p.parse_args(argv)
     answers = load(args.answers)
-    source = known.read(known.notebook_path(args.chapter))
+    source = notebooks.read(notebooks.notebook_path(args.chapter))
     cells_of = {}
     for gid, sol in exercise_of(source).items():
         cells_of.setdefault(sol, []).append(gid)
@@ -56,16 +57,16 @@ def main(argv: list[str] | None = None) -> int:
             groups.append([a])
         else:
             slot.append(a)
-    subs = [known.Submission(f"blind-{i}", {a["cell"]: a["source"] for a in g}, variants=[a["name"] for a in g])
+    subs = [trial.Submission(f"blind-{i}", {a["cell"]: a["source"] for a in g}, variants=[a["name"] for a in g])
             for i, g in enumerate(groups, 1)]
     if args.fast:
         from course.grading.authoring import sweep
         report = sweep.variants(args.chapter, REPO, sweep.sweep_seeds(2, key=b"variants"),
-                                names=[], extra=[known.Variant(a["name"], "blind", a["cell"], a["source"], (), a["doc"])
+                                names=[], extra=[known_answers.Variant(a["name"], "blind", a["cell"], a["source"], (), a["doc"])
                                                  for a in answers])
         lost_of = {a["name"]: sorted(set(report.lost[a["name"]]) & set(cells_of.get(a["cell"], []))) for a in answers}
     else:
-        graded = known.grade(args.chapter, subs, jobs=args.jobs)
+        graded = trial.grade(args.chapter, subs, jobs=args.jobs)
     caught = missed = 0
     for sub, group in zip(subs, groups):
         for a in group:

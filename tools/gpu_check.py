@@ -4,7 +4,7 @@
     python tools/gpu_check.py [CHAPTER ...] [--out .bench/gpu-check] [--timeout 900]    (CHAPTER: 01 or 01_dynamic_graphs)
 
 Each chapter's source notebook runs in a fresh kernel of its own, as a student's notebook with the reference
-answers would (solutions in, hidden tests out: ``course.grading.authoring.known.execute``, the runner of
+answers would (solutions in, hidden tests out: ``course.grading.authoring.notebooks.execute``, the runner of
 ``python -m course.grading run`` and benchmarks/stall.py), with ``allow_errors``: every cell runs even after one
 fails. The kernel is the interpreter that runs this script (nbclient starts ``python3`` as ``sys.executable``), so
 its torch is the one tested: nothing is installed or replaced. ``--requirements`` prints the course's pins without
@@ -109,9 +109,9 @@ def chapter_report(name: str, nb, seconds: float, cuda_rows: list[dict], kernel_
     ``error`` (None when it passed), ``cuda`` (see the module docstring) and ``ran`` (False for a cell the kernel
     never reached).
     """
-    from course.grading.authoring import known
+    from course.grading.authoring import notebooks
 
-    times = {i: ran for i, ran, _gap in known.cell_times(nb)}
+    times = {i: ran for i, ran, _gap in notebooks.cell_times(nb)}
     cuda_by_count = {r["count"]: r for r in cuda_rows if r.get("count") is not None}
     cells = []
     for i, c in enumerate(nb.cells):
@@ -134,7 +134,7 @@ def chapter_report(name: str, nb, seconds: float, cuda_rows: list[dict], kernel_
 
 def run_notebook(path: Path, name: str | None = None, timeout: int = 900) -> dict:
     """Execute ``path`` as a student with errors allowed, in a kernel with the CUDA recorder; return its report."""
-    from course.grading.authoring import known
+    from course.grading.authoring import notebooks
 
     name = name or path.stem
     with tempfile.TemporaryDirectory(prefix="gpu-check-") as tmp:
@@ -149,12 +149,12 @@ def run_notebook(path: Path, name: str | None = None, timeout: int = 900) -> dic
         os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), saved["PYTHONPATH"]) if p)
         t0, kernel_error = time.perf_counter(), None
         try:
-            seconds, nb = known.execute(path, grading=False, timeout=timeout, allow_errors=True)
+            seconds, nb = notebooks.execute(path, grading=False, timeout=timeout, allow_errors=True)
         except Exception as exc:  # noqa: BLE001 - a dead kernel or a timeout: report what ran
             seconds, kernel_error = time.perf_counter() - t0, first_line(f"{type(exc).__name__}: {exc}")
             nb = getattr(exc, "partial_notebook", None)
             if nb is None:
-                nb = known.read(path)
+                nb = notebooks.read(path)
         finally:
             for k, v in saved.items():
                 if v is None:
@@ -228,16 +228,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.requirements:
         print("\n".join(requirements()))
         return 0
-    from course.grading.authoring import known  # nbgrader and nbformat: not needed for --requirements
+    from course.grading.authoring import notebooks  # nbgrader and nbformat: not needed for --requirements
 
     info = torch_info()
     print(f"torch {info.get('torch')} (CUDA available: {info.get('cuda_available')}"
           f"{', ' + info['device'] if info.get('device') else ''}) from {sys.executable}", flush=True)
     report = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "python": sys.executable,
               "torch": info, "chapters": []}
-    names = known.chapters()
+    names = notebooks.chapters()
     for name in [next((n for n in names if n == c or n.startswith(c + "_")), c) for c in args.chapters] or names:
-        ch = run_notebook(known.notebook_path(name), name, timeout=args.timeout)
+        ch = run_notebook(notebooks.notebook_path(name), name, timeout=args.timeout)
         report["chapters"].append(ch)
         write(report, args.out)  # after every chapter, so a long run can be read as it goes
         print(summary_line(ch), flush=True)

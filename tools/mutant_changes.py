@@ -7,7 +7,7 @@ lines that are not it. For each authored mutant (not ``blind_*``: blind answers 
 them) this finds the lines that differ from the reference, with just enough context for each old text to be found
 exactly once, and, where at most four such changes are under half of the mutant's lines, writes ``CHANGES``
 instead of ``SOURCE``. Every rewrite is checked: the file loaded again must give the very same source
-(``course.grading.authoring.known.load_variants``), so nothing graded changes (and neither does the profile key). Without
+(``course.grading.authoring.answers.load_variants``), so nothing graded changes (and neither does the profile key). Without
 ``--write`` it only says what it would do.
 """
 from __future__ import annotations
@@ -22,7 +22,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from course.grading.authoring import known  # noqa: E402
+from course.grading.authoring import answers, notebooks  # noqa: E402
 
 MAX_CHANGES = 4
 
@@ -78,8 +78,8 @@ def rewrite(path: Path, chapter: str) -> tuple[str, str | None]:
     spec.loader.exec_module(mod)
     if not hasattr(mod, "SOURCE"):
         return "already CHANGES", None
-    source = known.textwrap_dedent(mod.SOURCE)
-    base = known.reference_solution(known.solution_cells(known.read(known.notebook_path(chapter))), mod.CELL,
+    source = answers.textwrap_dedent(mod.SOURCE)
+    base = answers.reference_solution(answers.solution_cells(notebooks.read(notebooks.notebook_path(chapter))), mod.CELL,
                                     str(path))
     pairs = changes_for(base, source)
     if pairs is None:
@@ -105,7 +105,7 @@ def rewrite(path: Path, chapter: str) -> tuple[str, str | None]:
 
 
 def check(path: Path, chapter: str, expected: str) -> None:
-    got = {v.name: v.source for v in known.load_variants(chapter, "mutant")}[path.stem]
+    got = {v.name: v.source for v in answers.load_variants(chapter, "mutant")}[path.stem]
     if got != expected:
         raise SystemExit(f"{path}: the rewrite does not give the same source; restore it from git")
 
@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     counts = {"rewritten": 0, "kept": 0}
     for chapter in args.chapters:
-        before = {v.name: v.source for v in known.load_variants(chapter, "mutant")}
+        before = {v.name: v.source for v in answers.load_variants(chapter, "mutant")}
         for path in sorted((REPO / "tests" / "mutants" / chapter).glob("*.py")):
             if path.name.startswith(("_", "blind_")):
                 continue

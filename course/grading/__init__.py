@@ -8,14 +8,16 @@ submission goes through, in order.
   (``scratch``) and the saved runs (``saved``).
 * :mod:`~course.grading.judge`: hidden tests as probe + verdict (``verdicts``), the reference's results for each
   student's seed (``references``), a failing answer matched to a known mistake (``diagnosis``).
-* :mod:`~course.grading.nbgrader`: the one wrapper around nbgrader (``wrapper``) and the preprocessors
-  ``nbgrader_config.py`` installs (``preprocessors``). :mod:`~course.grading.inkernel` is what the grade cells
-  call (stock ``nbgrader autograde``); it keeps its name because every released notebook and gradebook holds it.
+* :mod:`~course.grading.nbgrader`: the one wrapper around nbgrader (``wrapper``), one preprocessor per file
+  (``execute``, ``record``, ``render``) and ``nbgrader collect`` through the intake (``collect``).
+  :mod:`~course.grading.inkernel` is what the grade cells call (stock ``nbgrader autograde``); it keeps its name
+  because every released notebook and gradebook holds it.
 * :mod:`~course.grading.classroom`: a class's pipeline (``pipeline``: stage, run on local processes or Dask,
   record, report), Dask with mutual TLS (``dask_tls``) and the item analysis (``analysis``).
-* :mod:`~course.grading.authoring`: proving the course: known answers and the demo class (``known``), the seed
-  sweep and the variants (``sweep``), time estimates, how much of an answer is on the page, one exercise side by
-  side.
+* :mod:`~course.grading.authoring`: proving the course: the known answers (``answers``) and the attacks
+  (``attacks``), graded for real in a scratch course (``trial``), the demo class (``demo``), the notebooks
+  (``notebooks``: reading, running, releasing), the seed sweep and the variants (``sweep``), time estimates, how
+  much of an answer is on the page, one exercise side by side.
 * Shared, one module each: :mod:`~course.grading.config` (every limit), :mod:`~course.grading.records` (the
   notebook's nbgrader metadata and the typed records), :mod:`~course.grading.paths` (the instructor-only paths),
   :mod:`~course.grading.text` (student text made safe to print and render). The command line:
@@ -25,5 +27,5 @@ Serving the course to a class (the hub, the student repository) lives beside thi
 :mod:`course.serving`. Students never import either (the student repository leaves both out); nothing in it is
 secret: the hidden tests live in ``source/<chapter>/judge.py``, which is never released. Importing it stays light,
 because :mod:`course.grading.run.wire` is imported inside students' kernels: this file and ``run/__init__.py``
-import nothing, and each caller imports the module it uses (``from course.grading.authoring import known``).
+import nothing, and each caller imports the module it uses (``from course.grading.authoring import trial``).
 """

@@ -211,20 +211,20 @@ def _grade(args, chapters: list[str], only: list[str] | None) -> int:
 
 
 def _check(args) -> int:
-    from course.grading.authoring import known
+    from course.grading.authoring import notebooks, trial
 
     status = 0
-    for assignment in args.assignments or known.chapters():
-        subs = known.plan(assignment, attacks=args.attacks)
+    for assignment in args.assignments or notebooks.chapters():
+        subs = trial.plan(assignment, attacks=args.attacks)
         if args.only:
             subs = [s for s in subs if any(s.student.startswith(o) for o in args.only)]
-        graded = known.grade(assignment, subs, mode="stock" if args.stock else "judge", seed=args.seed,
+        graded = trial.grade(assignment, subs, mode="stock" if args.stock else "judge", seed=args.seed,
                              jobs=args.jobs)
         print(f"== {assignment}: graded {len(subs)} submissions ({graded.mode}) in {graded.course.parent}, "
               f"{graded.wall_seconds:.1f} s")
         for s in subs:
             print(f"   {s.student:<26} {', '.join(s.variants) or '-'}")
-        print(known.table(graded))
+        print(trial.table(graded))
         for student, r in sorted(graded.reports.items()):
             extra = f"; flags: {one_line('; '.join(r.get('flags', [])), 400)}" if r.get("flags") else ""
             print(f"   {student:<26} worker {r.get('seconds', 0):.1f} s{extra}")
@@ -232,7 +232,7 @@ def _check(args) -> int:
                 for cell, c in r.get("cells", {}).items():
                     if c["judge"] != "pass":
                         print(f"      {cell}: {one_line(c['message'], 400)}")
-        bad = known.problems(graded)
+        bad = trial.problems(graded)
         for line in bad:
             print("   PROBLEM:", line)
         status |= bool(bad)
@@ -266,10 +266,10 @@ def _onpage(args) -> int:
 
 
 def _run(args) -> int:
-    from course.grading.authoring import estimates
-    from course.grading.authoring import known
-    for name in args.assignments or known.chapters():
-        seconds, _ = known.execute(known.notebook_path(name), grading=args.grading)
+    from course.grading.authoring import estimates, notebooks
+
+    for name in args.assignments or notebooks.chapters():
+        seconds, _ = notebooks.execute(notebooks.notebook_path(name), grading=args.grading)
         print(f"{name}: executed in {seconds:.1f} s ({'grading' if args.grading else 'student'} mode)")
         if args.record and not args.grading:
             estimates.record_run(name, seconds)
@@ -282,14 +282,14 @@ def _estimates(args) -> int:
 
 
 def _release(args) -> int:
-    from course.grading.authoring import known
-    known.release(only=args.assignments or None)
+    from course.grading.authoring import notebooks
+    notebooks.release(only=args.assignments or None)
     return 0
 
 
 def _demo(args) -> int:
-    from course.grading.authoring import known
-    return known.demo(only=args.only or None, jobs=args.jobs)
+    from course.grading.authoring import demo
+    return demo.demo(only=args.only or None, jobs=args.jobs)
 
 
 def _publish(args) -> int:

@@ -23,7 +23,7 @@ from pathlib import Path
 import nbformat
 
 from course.grading import paths, records
-from course.grading.authoring import known
+from course.grading.authoring import notebooks
 
 REPO = paths.REPO
 RUNS = REPO / "benchmarks" / "student_runs.json"
@@ -111,7 +111,7 @@ def count(nb) -> tuple[int, int, float]:
 
 
 def estimate(chapter: str, root: Path = REPO) -> Estimate:
-    nb = known.read(known.notebook_path(chapter, root, "release"))
+    nb = notebooks.read(notebooks.notebook_path(chapter, root, "release"))
     words, code, points = count(nb)
     seconds = runs().get(chapter, {}).get("seconds")
     return Estimate(chapter, words, code, points, seconds)
@@ -119,7 +119,7 @@ def estimate(chapter: str, root: Path = REPO) -> Estimate:
 
 def title_estimate(chapter: str, root: Path = REPO) -> int | None:
     """The minutes the source notebook's title cell states, or None if it states none in the counted form."""
-    nb = known.read(known.notebook_path(chapter, root))
+    nb = notebooks.read(notebooks.notebook_path(chapter, root))
     for cell in nb.cells:
         if cell.cell_type == "markdown":
             m = TITLE.search(cell.source)
@@ -130,8 +130,8 @@ def title_estimate(chapter: str, root: Path = REPO) -> int | None:
 
 def write_title(chapter: str, root: Path = REPO) -> bool:
     """Put the counted estimate into the source notebook's title cell; True if it changed."""
-    path = known.notebook_path(chapter, root)
-    nb = known.read(path)
+    path = notebooks.notebook_path(chapter, root)
+    nb = notebooks.read(path)
     line = estimate(chapter, root).title_line()
     for cell in nb.cells:
         if cell.cell_type == "markdown" and TITLE.search(cell.source):
@@ -146,7 +146,7 @@ def write_title(chapter: str, root: Path = REPO) -> bool:
 
 def main(chapters: list[str], write: bool = False) -> int:
     rc = 0
-    for ch in chapters or known.chapters():
+    for ch in chapters or notebooks.chapters():
         if write and write_title(ch):
             print(f"{ch}: title cell updated (run `python -m course.grading release {ch}`)")
         e = estimate(ch)

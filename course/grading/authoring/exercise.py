@@ -23,13 +23,14 @@ from pathlib import Path
 from nbgrader.utils import is_grade, is_solution
 
 from course.grading.judge import verdicts as judge_mod
-from course.grading.authoring import known
+from course.grading.authoring import answers, notebooks
+from course.grading import paths
 from course.grading.records import exercise_of, grade_id, points
 
 
-def exercises(chapter: str, root: Path = known.REPO) -> dict[str, list[tuple[str, float]]]:
+def exercises(chapter: str, root: Path = paths.REPO) -> dict[str, list[tuple[str, float]]]:
     """``{exercise: [(grade cell, points), ...]}`` in notebook order (an exercise is a solution cell's grade id)."""
-    nb = known.read(known.notebook_path(chapter, root))
+    nb = notebooks.read(notebooks.notebook_path(chapter, root))
     owner = exercise_of(nb)
     out: dict[str, list[tuple[str, float]]] = {grade_id(c): [] for c in nb.cells if is_solution(c)}
     for c in nb.cells:
@@ -58,21 +59,21 @@ def _heading(text: str, char: str = "=") -> str:
     return f"\n{text}\n{char * len(text)}\n"
 
 
-def show(chapter: str, exercise: str, root: Path = known.REPO) -> str:
+def show(chapter: str, exercise: str, root: Path = paths.REPO) -> str:
     """The whole of one exercise as text (see the module docstring). ``KeyError`` names the chapter's exercises."""
     from course.grading.run.worker import strip_hidden_tests
 
-    nb = known.read(known.notebook_path(chapter, root))
+    nb = notebooks.read(notebooks.notebook_path(chapter, root))
     cells = nb.cells
     at = [i for i, c in enumerate(cells) if is_solution(c) and grade_id(c) == exercise]
     if not at:
         raise KeyError(f"{chapter} has no exercise {exercise!r}; its exercises: {', '.join(exercises(chapter, root))}")
     index = at[0]
-    reference = known.strip_markers(cells[index].source)
+    reference = answers.strip_markers(cells[index].source)
     owner = exercise_of(nb)
     grades = [c for c in cells if is_grade(c) and owner.get(grade_id(c)) == exercise]
     judge = judge_mod.load(chapter, root)
-    variants = [v for kind in ("mutant", "alternative") for v in known.load_variants(chapter, kind, root)
+    variants = [v for kind in ("mutant", "alternative") for v in answers.load_variants(chapter, kind, root)
                 if v.cell == exercise]
 
     out = [f"{chapter} · exercise {exercise} · {sum(points(c) for c in grades):g} points in {len(grades)} "
@@ -108,9 +109,9 @@ def show(chapter: str, exercise: str, root: Path = known.REPO) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def listing(chapter: str, root: Path = known.REPO) -> str:
+def listing(chapter: str, root: Path = paths.REPO) -> str:
     """One line per exercise: its grade cells with points, and how many mutants and alternatives it has."""
-    variants = known.load_variants(chapter, "mutant", root) + known.load_variants(chapter, "alternative", root)
+    variants = answers.load_variants(chapter, "mutant", root) + answers.load_variants(chapter, "alternative", root)
     lines = [f"{chapter}: exercises (python -m course.grading exercise {chapter} EXERCISE prints one whole)"]
     for ex, grades in exercises(chapter, root).items():
         mut = sum(v.kind == "mutant" and v.cell == ex for v in variants)
@@ -120,7 +121,7 @@ def listing(chapter: str, root: Path = known.REPO) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main(chapter: str, exercise: str | None, root: Path = known.REPO) -> int:
+def main(chapter: str, exercise: str | None, root: Path = paths.REPO) -> int:
     import sys
 
     try:

@@ -34,7 +34,8 @@ from pathlib import Path
 
 from nbgrader.utils import is_solution
 
-from course.grading.authoring import known
+from course.grading.authoring import answers, notebooks
+from course.grading import paths
 from course.grading.records import grade_id
 
 LIMIT = 1 / 3
@@ -72,11 +73,11 @@ def _key(line: str) -> str:
     return renamed(line) or _squash(line)
 
 
-def idioms(root: Path = known.REPO) -> set[str]:
+def idioms(root: Path = paths.REPO) -> set[str]:
     """Keys (``_key``) of the lines that at least ``IDIOM_CHAPTERS`` chapters' release notebooks hold."""
     count: dict[str, int] = {}
-    for chapter in known.chapters(root):
-        nb = known.read(known.notebook_path(chapter, root, folder="release"))
+    for chapter in notebooks.chapters(root):
+        nb = notebooks.read(notebooks.notebook_path(chapter, root, folder="release"))
         keys = set()
         for cell in nb.cells:
             lines = cell.source.splitlines() if cell.cell_type == "code" else _markdown_code(cell.source)
@@ -88,7 +89,7 @@ def idioms(root: Path = known.REPO) -> set[str]:
 
 def code_lines(source: str, common: set[str] = frozenset()) -> list[str]:
     """The reference's lines that carry the answer (see the module's docstring), stripped; ``common``: idioms."""
-    source = known.strip_markers(source)
+    source = answers.strip_markers(source)
     docs = _docstring_lines(source)
     out = []
     for number, line in enumerate(source.splitlines(), 1):
@@ -167,10 +168,10 @@ class Page:
         return next((place for place in self.lines.get(key, ()) if place != skip), None) if key is not None else None
 
 
-def page(chapter: str, root: Path = known.REPO) -> Page:
+def page(chapter: str, root: Path = paths.REPO) -> Page:
     """The release notebook of ``chapter`` (places "cell N") and ``course/*.py`` (places "course/NAME")."""
     out = Page()
-    nb = known.read(known.notebook_path(chapter, root, folder="release"))
+    nb = notebooks.read(notebooks.notebook_path(chapter, root, folder="release"))
     for index, cell in enumerate(nb.cells):
         if cell.cell_type == "markdown":
             out.add(f"cell {index}", html.unescape(re.sub(r"<[^>]+>", "", cell.source)),
@@ -209,11 +210,11 @@ class Share:
         return "\n".join([head, *lines])
 
 
-def shares(chapter: str, root: Path = known.REPO, common: set[str] | None = None) -> list[Share]:
+def shares(chapter: str, root: Path = paths.REPO, common: set[str] | None = None) -> list[Share]:
     """Each exercise of ``chapter``, in notebook order (``common``: the idioms, computed if not given)."""
     common = idioms(root) if common is None else common
-    source = known.read(known.notebook_path(chapter, root))
-    release = known.read(known.notebook_path(chapter, root, folder="release"))
+    source = notebooks.read(notebooks.notebook_path(chapter, root))
+    release = notebooks.read(notebooks.notebook_path(chapter, root, folder="release"))
     index = {grade_id(c): i for i, c in enumerate(release.cells) if is_solution(c)}
     seen = page(chapter, root)                       # read once; each exercise skips its own solution cell
     out = []
@@ -227,10 +228,10 @@ def shares(chapter: str, root: Path = known.REPO, common: set[str] | None = None
     return out
 
 
-def main(chapters: list[str], root: Path = known.REPO) -> int:
+def main(chapters: list[str], root: Path = paths.REPO) -> int:
     """Print every exercise's share; exit 1 if any is over ``LIMIT``."""
     over, common = 0, idioms(root)
-    for chapter in chapters or known.chapters(root):
+    for chapter in chapters or notebooks.chapters(root):
         for item in shares(chapter, root, common):
             print(item.describe())
             over += item.share > LIMIT
