@@ -65,6 +65,9 @@ _install_judge(c, judge=os.environ.get("COURSE_GRADING", "judge") != "stock")
 # The caps on every submission (files taken, memory, time, result and output bytes) are
 # course.grading.config.GradingLimits; set any of them here, e.g.
 # c.GradingLimits.memory_gib = 6
+# The grader skips the demonstrations whose results no answer, test cell or hidden test reads
+# (course/grading/run/needed.py; each report lists them). To run every cell, as stock nbgrader does:
+# c.GradingLimits.run_every_cell = True
 
 # Validate (the toolbar button and `nbgrader validate`): a summary, then the first failures in a few lines.
 from course.validate import install as _short_validate  # noqa: E402

@@ -29,7 +29,8 @@ import pytest
 from conftest import CHAPTERS, REPO
 from course.grading.authoring import answers, attacks, notebooks, trial
 from course.grading.nbgrader import wrapper as nbgrader_io
-from course.grading.run.worker import strip_hidden_tests
+from course.grading.run.worker import SKIPPED_TEXT, strip_hidden_tests
+from nbgrader.utils import is_grade, is_solution
 
 SEED = 20261202
 # Times are printed here and measured by `make bench`, never asserted: a busy machine must not fail a correct build
@@ -99,7 +100,14 @@ def test_solution_scores_full_marks(chapter, tmp_path_factory):
     nb = notebooks.read(next((g.course / "autograded" / "solution" / chapter).glob("*.ipynb")))
     unexecuted = [i for i, c in enumerate(nb.cells) if c.cell_type == "code" and c.source.strip()
                   and c.get("execution_count") is None]
-    assert not unexecuted, f"cells {unexecuted} were not executed by the judge's worker"
+    # Every cell ran but the demonstrations nothing graded reads (course/grading/run/needed.py), and each of those
+    # says so where its outputs would be.
+    assert unexecuted == r["skipped"], f"cells {sorted(set(unexecuted) - set(r['skipped']))} were not executed"
+    assert r["skipped"], "the grader skipped no demonstration (course/grading/run/needed.py)"
+    assert all(nb.cells[i].outputs[0]["text"] == SKIPPED_TEXT for i in r["skipped"])
+    assert not [i for i in r["skipped"] if is_solution(nb.cells[i]) or is_grade(nb.cells[i])]
+    code = sum(1 for c in nb.cells if c.cell_type == "code" and c.source.strip())
+    print(f"[{chapter}] {len(r['skipped'])} of {code} code cells not run by the grader; phases: {r['phases']}")
     assert "hidden_test(" not in "\n".join(c.source for c in nb.cells), "hidden regions must not run in the worker"
 
 
@@ -112,7 +120,9 @@ def test_untouched_release_scores_zero(chapter, tmp_path_factory):
     # tagged raises-exception (the tests of unsolved exercises) fail.
     nb = notebooks.read(next((g.course / "autograded" / "empty" / chapter).glob("*.ipynb")))
     code = [c for c in nb.cells if c.cell_type == "code" and c.source.strip()]
-    assert not [i for i, c in enumerate(code) if c.get("execution_count") is None], "cells never ran"
+    skipped = g.reports["empty"]["skipped"]
+    ran = [c for i, c in enumerate(nb.cells) if c.cell_type == "code" and c.source.strip() and i not in skipped]
+    assert not [c for c in ran if c.get("execution_count") is None], "cells never ran"
     unexpected = [f"{o.get('ename')}: {o.get('evalue', '')[:120]}" for c in code
                   for o in c.get("outputs", []) if o.get("output_type") == "error"
                   and "raises-exception" not in c.metadata.get("tags", [])]

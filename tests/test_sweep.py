@@ -93,7 +93,8 @@ def test_each_sweep_process_compiles_into_a_cache_of_its_own(tmp_path):
                               text=True, timeout=120)
         assert proc.returncode == 0, proc.stderr[-2000:]
         inductor, triton, work = proc.stdout.split()[-3:]
-        assert Path(inductor).parent == Path(work) == Path(triton).parent, proc.stdout
+        assert Path(inductor).parent == Path(triton).parent == Path(work) / ".cache", proc.stdout
+        assert Path(work).parent.name.startswith("pti-grader-"), "not in the private temporary folder"
         assert not Path(work).exists(), f"{work} outlived its process"
         seen.append(inductor)
     assert seen[0] != seen[1]

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from traitlets import Float, Integer
+from traitlets import Bool, Float, Integer
 from traitlets.config import Configurable
 
 GiB = 2 ** 30
@@ -55,6 +55,8 @@ class Limits:
     message_bytes: int = 16 * MiB
     cell_output_bytes: int = 1 * MiB
     notebook_output_bytes: int = 16 * MiB
+    # the run
+    run_every_cell: bool = False  # False: skip the demonstrations nothing graded reads (course.grading.run.needed)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -118,6 +120,10 @@ class GradingLimits(Configurable):
                                                                 "says so.").tag(config=True)
     notebook_output_mib = Float(_D.notebook_output_bytes / MiB, help="Outputs kept per graded notebook (MiB)."
                                 ).tag(config=True)
+    run_every_cell = Bool(_D.run_every_cell, help="Run every cell of a submission, as stock nbgrader does. Off: the "
+                                                   "demonstrations whose results no answer, test cell or hidden test "
+                                                   "reads are not run (course/grading/run/needed.py), and each report "
+                                                   "says how many.").tag(config=True)
 
     def limits(self) -> Limits:
         values = {}

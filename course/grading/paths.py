@@ -45,6 +45,4 @@ def intake_log_path(root: Path, chapter: str, student: str) -> Path:
 
 def report_path(root: Path, chapter: str, student: str) -> Path:
     """Where the judge's report of one submission is kept (instructor only): ``.judge/reports/<chapter>/<student>.json``."""
-    d = judge_dir(root) / "reports" / chapter
-    d.mkdir(parents=True, exist_ok=True)
-    return d / f"{student}.json"
+    return judge_subdir(root, "reports", chapter) / f"{student}.json"

@@ -70,11 +70,12 @@ class WorkerResult:
     judge_peak_memory: int = 0      # bytes, the grading process that ran it (outside the sandbox)
     reference_seconds: float = 0.0
     phases: dict[str, float] = field(default_factory=dict)       # where the time went: phase -> seconds
+    skipped: list[int] = field(default_factory=list)             # the demonstration cells not run (their indices)
     raw: dict[str, bytes] = field(default_factory=dict)          # probe test -> the result file's bytes
     by_seed: dict[int, dict[str, dict]] = field(default_factory=dict)  # reference runs: seed -> results
 
     _META = ("kernel_status", "flags", "events", "decoy_hits", "sandbox", "seconds", "restarts", "peak_memory",
-             "judge_peak_memory", "reference_seconds", "phases")
+             "judge_peak_memory", "reference_seconds", "phases", "skipped")
 
     def meta(self) -> dict:
         """Everything but the notebook and the probe values, JSON-ready."""
@@ -117,6 +118,7 @@ class Report:
     restarts: int = 0
     reference_seconds: float = 0.0
     phases: dict[str, float] = field(default_factory=dict)  # the sandboxed run's wall time by phase (seconds)
+    skipped: list[int] = field(default_factory=list)  # the demonstration cells the grader did not run (indices)
     peak_memory_gib: float = 0.0
     judge_peak_mib: float = 0.0
     graded_at: str = ""

@@ -22,11 +22,9 @@ so they cover the whole range a course installation can produce.
 """
 from __future__ import annotations
 
-import atexit
 import contextlib
 import io
 import os
-import shutil
 import statistics
 import sys
 import tempfile
@@ -36,6 +34,7 @@ from pathlib import Path
 
 from course.grading import paths, records
 from course.grading.run import wire
+from course.grading.run.scratch import compile_caches, private_tmpdir
 from course.grading.judge.verdicts import decide, load
 
 
@@ -78,15 +77,11 @@ def _prepare(chapter: str, root: Path, prefix: str):
     os.environ["NBGRADER_EXECUTION"] = "autograde"
     os.environ.setdefault("MPLBACKEND", "Agg")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    work = Path(tempfile.mkdtemp(prefix=f"{prefix}-{chapter}-"))
-    # A compile cache of this process's own, as each sandboxed submission has. Inductor's default cache is one
-    # folder per user, shared by every process; AOTInductor writes a package's metadata to a file in that cache
-    # named after the generated code, not the metadata, and packages it after letting go of its lock, so two
-    # processes compiling one program with different metadata (the reference and a mutant at the same seed, in
-    # the two halves of a chapter's variants run side by side) can each package the other's metadata.
-    os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(work / ".inductor")
-    os.environ["TRITON_CACHE_DIR"] = str(work / ".triton")
-    atexit.register(shutil.rmtree, work, ignore_errors=True)  # the scratch folder and its caches go with the process
+    # The scratch folder, in this process's private temporary folder (removed at exit), with compile caches of its
+    # own, as each sandboxed submission has (see course.grading.run.scratch.compile_caches: the two halves of a
+    # chapter's variants, run side by side at the same seed, once packaged each other's AOTInductor metadata).
+    work = Path(tempfile.mkdtemp(prefix=f"{prefix}-{chapter}-", dir=private_tmpdir()))
+    os.environ.update(compile_caches(work / ".cache"))
     for item in source_notebook(chapter, root).parent.iterdir():
         if item.is_file() and item.suffix != ".ipynb" and item.name != "judge.py":
             (work / item.name).write_bytes(item.read_bytes())

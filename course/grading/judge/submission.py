@@ -123,7 +123,7 @@ def report_for(chapter: str, student: str, nb, result: WorkerResult, verdicts: d
                   cells=cells, flags=flags, events=clean_lines(result.events), sandbox=result.sandbox,
                   seconds=round(result.seconds, 2), restarts=result.restarts,
                   reference_seconds=round(result.reference_seconds, 2),
-                  phases={k: round(v, 2) for k, v in result.phases.items()},
+                  phases={k: round(v, 2) for k, v in result.phases.items()}, skipped=list(result.skipped),
                   peak_memory_gib=round(result.peak_memory / 2 ** 30, 2),
                   # the grading process that ran the submission and read its results (grade-class's worker phase;
                   # this process when a plain nbgrader autograde ran it here)

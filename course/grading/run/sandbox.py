@@ -55,6 +55,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from course.grading.config import GiB, Limits  # noqa: F401 - Limits is part of this module's interface
+from course.grading.run.scratch import compile_caches
 
 
 @dataclass(frozen=True)
@@ -349,8 +350,7 @@ class Sandbox:
             "JUPYTER_RUNTIME_DIR": str(cache / "jupyter-runtime"),
             "JUPYTER_CONFIG_DIR": str(cache / "jupyter-config"),
             "JUPYTER_DATA_DIR": str(cache / "jupyter-data"),
-            "TORCHINDUCTOR_CACHE_DIR": str(cache / "inductor"),
-            "TRITON_CACHE_DIR": str(cache / "triton"),
+            **compile_caches(cache),
             "TORCH_HOME": str(cache / "torch"),
             "HF_HOME": str(cache / "huggingface"),
             "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",

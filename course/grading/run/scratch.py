@@ -31,3 +31,12 @@ def private_tmpdir() -> str:
     import multiprocessing.util as mp_util
     mp_util.Finalize(None, shutil.rmtree, args=(base, True), exitpriority=-101)
     return base
+
+
+def compile_caches(folder) -> dict[str, str]:
+    """The environment that puts torch's compile caches (Inductor's and Triton's) in ``folder``: a cache of one
+    submission's (or one process's) own. Inductor's default is one folder per user, shared by every process, and
+    AOTInductor packages a metadata file from it named after the generated code, not the metadata: two processes
+    compiling one program with different metadata can each package the other's."""
+    return {"TORCHINDUCTOR_CACHE_DIR": os.path.join(folder, "inductor"),
+            "TRITON_CACHE_DIR": os.path.join(folder, "triton")}

@@ -39,7 +39,7 @@ from nbclient.exceptions import DeadKernelError
 from nbclient.util import ensure_async, run_sync
 
 from course.grading.intake import files as intake
-from course.grading.run import wire
+from course.grading.run import needed, wire
 from course.grading.config import Limits
 from course.grading.run.sandbox import Inotify, Sandbox, Watchdog, descendants, detect, kill_tree, start_time
 from course.grading.records import WorkerResult, grade_id
@@ -49,6 +49,10 @@ from nbgrader.utils import is_grade, is_locked, is_solution
 
 DECOY_TEXT = ("This is a decoy. While a submission is graded, the course's solutions, hidden tests and "
               "gradebook are not in the sandbox. Reading this file is reported to the instructor.\n")
+
+
+SKIPPED_TEXT = ("[not run by the grader: a demonstration whose results no answer, test cell or hidden test reads; "
+                "it runs as usual in your own notebook]\n")
 
 
 @dataclass(frozen=True)
@@ -708,6 +712,7 @@ def run_submission(nb: nbformat.NotebookNode, chapter: str, student: str, probes
             if is_grade(c):
                 c.source = strip_hidden_tests(c.source)
     skip = {i for i, c in enumerate(nb.cells) if skip_tests and is_grade(c)}
+    demonstrations = set() if limits.run_every_cell or replay_only else needed.skippable(nb, [p.source for p in probes])
     if scratch_base is None:
         from course.grading.run.scratch import private_tmpdir
         scratch_base = Path(private_tmpdir())  # not /tmp itself: the folder below is opened up for the sandbox
@@ -730,7 +735,7 @@ def run_submission(nb: nbformat.NotebookNode, chapter: str, student: str, probes
                       course_root=course_root, env=env, threads=threads)
     sandbox.prepare()
     sandbox.enter_cgroup()
-    result = WorkerResult(notebook=nb, sandbox=sandbox.describe())
+    result = WorkerResult(notebook=nb, sandbox=sandbox.describe(), skipped=sorted(demonstrations))
     if intake_report is not None:
         result.flags.extend(intake_report.flags())
     if sandbox.mechanism.degraded:
@@ -741,7 +746,8 @@ def run_submission(nb: nbformat.NotebookNode, chapter: str, student: str, probes
     t0 = time.perf_counter()
     result.phases["sandbox set-up"] = round(t0 - t_setup, 4)
     try:
-        run_to_completion(_run_async(nb, sandbox, limits, probes, seed, scratch, result, skip, replay_only, skip_tests,
+        run_to_completion(_run_async(nb, sandbox, limits, probes, seed, scratch, result, skip | demonstrations,
+                                     replay_only, skip_tests,
                                tuple(s for s in dict.fromkeys(extra_seeds) if s != seed)))
     except Exception as err:  # noqa: BLE001 - the worker must report, never crash the class run
         result.flags.append(f"the worker failed: {type(err).__name__}: {str(err)[:300]}")
@@ -762,6 +768,8 @@ def run_submission(nb: nbformat.NotebookNode, chapter: str, student: str, probes
         result.flags.append("possible tampering: the submission opened the instructor's files "
                             f"({', '.join(sorted(set(result.decoy_hits)))}); it saw decoys only")
     result.kernel_status = kernel_status(nb)
+    for index in result.skipped:  # what the student reads in the graded notebook, where the outputs would be
+        nb.cells[index].outputs = [nbformat.v4.new_output("stream", name="stdout", text=SKIPPED_TEXT)]
     import resource
     result.judge_peak_memory = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     return result

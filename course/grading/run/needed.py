@@ -1,0 +1,316 @@
+"""Which cells of a submission the grader need not run: demonstrations whose results nothing graded uses.
+
+Stock nbgrader runs every cell. Most of a chapter's time in grading goes to its demonstrations (plots, timings,
+printed tables), whose results no answer, test cell or probe reads. :func:`skippable` finds them by reading the
+code, conservatively, in the notebook the student handed in (not the instructor's copy: a student who edited a
+demonstration, or calls it from an answer, gets it run):
+
+* Always run: the answers (solution cells), the test cells, the locked cells (the course's set-up), every cell
+  that cannot be read (a syntax error: it runs, as it would in stock nbgrader, and fails there), and every cell
+  that reaches names by string (``globals()``, ``eval``, ``exec``, ``get_ipython``, ``__main__`` ...).
+* A demonstration runs when it binds a name that a running cell or a probe reads (the closure is taken until
+  nothing changes), or when it may change an object a running cell or probe reads: it stores into it (``x.a =``,
+  ``x[i] =``, ``x +=``, ``del x[i]``), calls one of its methods (``x.train()``), or hands it, or a part of it, to
+  a call (``fit(x)``). The chapter's settings are the exception to the last: the constants (UPPER_CASE) that only
+  the set-up cell binds and no cell changes (``CFG``, ``DEVICE``): handing one to a call reads it.
+* If a cell that always runs reaches names by string, nothing is skipped. The probes are the course's own code:
+  what they reach by string (Chapter 2 records the ``course.graphs`` functions under every name the notebook bound
+  to one) is what the answers read by name.
+
+What is left is skipped: its outputs stay empty in the graded notebook, and the report says how many cells the
+grader did not run. The end-to-end tests grade every chapter's reference, mutants, alternatives and attacks with
+the demonstrations skipped, and must find the same marks as before.
+"""
+from __future__ import annotations
+
+import ast
+import symtable
+from dataclasses import dataclass, field
+
+from nbgrader.utils import is_grade, is_locked, is_solution
+
+#: Names through which code reaches other names by string: a cell using one is read as "may use anything".
+DYNAMIC = frozenset({"globals", "locals", "vars", "eval", "exec", "get_ipython", "__import__", "__builtins__",
+                     "__main__", "compile", "runpy"})
+#: Built-in functions that change nothing they are handed (they read it, or print it).
+PURE_BUILTINS = frozenset({"print", "len", "repr", "str", "format", "type", "isinstance", "issubclass", "id", "hash",
+                           "callable", "bool", "int", "float", "round", "abs", "hasattr", "getattr", "dir"})
+#: Attributes through which code reaches a module's (or the shell's) namespace.
+DYNAMIC_ATTRIBUTES = frozenset({"__main__", "__globals__", "f_globals", "f_locals", "user_ns", "user_global_ns",
+                                "__builtins__"})
+
+
+@dataclass
+class Names:
+    """What one cell's code binds and reads, as far as reading the code can tell."""
+
+    binds: set[str] = field(default_factory=set)      # every name the cell may (re)bind, anywhere in it
+    variables: set[str] = field(default_factory=set)  # ... of those, the ones bound by assignment (not def/import)
+    reads: set[str] = field(default_factory=set)      # every name it reads
+    stores: set[str] = field(default_factory=set)     # names whose object it stores into (x.a =, x[i] =, x +=)
+    calls: set[str] = field(default_factory=set)      # names whose method it calls (x.train())
+    passes: set[str] = field(default_factory=set)     # names whose object, or a part of it, it hands to a call
+    dynamic: bool = False                             # reaches names by string: may bind or read anything
+
+
+def _root(node: ast.AST) -> str | None:
+    """The name an expression like ``a.b[c].d`` hangs from (``a``), if it hangs from one."""
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Starred)):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+#: Nested scopes that run at once, within their statement: comprehensions and class bodies.
+_IMMEDIATE = frozenset({"listcomp", "setcomp", "dictcomp", "genexpr"})
+
+
+def _inner(table: symtable.SymbolTable, deferred: bool = False) -> tuple[set[str], set[str], set[str]]:
+    """The module names that the nested scopes of ``table`` read and bind (``global x; x = ...``): ``(read at once,
+    read later, bound)``. A comprehension or a class body runs within its statement; a function (or lambda) runs
+    when it is called, maybe after another cell has rebound what it reads."""
+    now: set[str] = set()
+    later: set[str] = set()
+    binds: set[str] = set()
+    for child in table.get_children():
+        child_deferred = deferred or (child.get_type() == "function" and child.get_name() not in _IMMEDIATE)
+        for sym in child.get_symbols():
+            if sym.is_global() or sym.is_declared_global():
+                if sym.is_referenced():
+                    (later if child_deferred else now).add(sym.get_name())
+                if sym.is_assigned() and sym.is_declared_global():
+                    binds.add(sym.get_name())
+        n, l, b = _inner(child, child_deferred)
+        now |= n
+        later |= l
+        binds |= b
+    return now, later, binds
+
+
+#: Line magics that change nothing a graded cell reads (the figure backend).
+HARMLESS_MAGICS = frozenset({"matplotlib"})
+
+
+def _harmless_magic(node: ast.AST) -> bool:
+    """``get_ipython().run_line_magic('matplotlib', ...)``, what IPython makes of ``%matplotlib inline``."""
+    return (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
+            and isinstance(node.value.func, ast.Attribute) and node.value.func.attr == "run_line_magic"
+            and isinstance(node.value.func.value, ast.Call) and isinstance(node.value.func.value.func, ast.Name)
+            and node.value.func.value.func.id == "get_ipython" and node.value.args
+            and isinstance(node.value.args[0], ast.Constant) and node.value.args[0].value in HARMLESS_MAGICS)
+
+
+def _simple(stmt: ast.AST) -> tuple[set[str], set[str], set[str], set[str]]:
+    """One simple statement (or expression): ``(read at once, read later, bound, assigned)``, by its symbol table."""
+    table = symtable.symtable(ast.unparse(stmt), "<cell>", "exec")
+    top = {sym.get_name(): sym for sym in table.get_symbols()}
+    now, later, inner_binds = _inner(table)
+    now |= {name for name, sym in top.items() if sym.is_referenced()}
+    binds = {name for name, sym in top.items() if sym.is_assigned() or sym.is_imported()} | inner_binds
+    assigned = {name for name, sym in top.items()
+                if sym.is_assigned() and not sym.is_imported() and not sym.is_namespace()} | inner_binds
+    return now, later, binds, assigned
+
+
+def _targets(node: ast.AST | None) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} if node is not None else set()
+
+
+def _block(stmts: list[ast.stmt], bound: set[str], out: "Names") -> set[str]:
+    """Walk ``stmts`` in order: add to ``out`` what they read from earlier cells and what they bind; return the
+    names ``bound`` after them (those surely bound by then, this cell's or earlier statements')."""
+    bound = set(bound)
+    for stmt in stmts:
+        if isinstance(stmt, (ast.If, ast.While, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.Try,
+                             getattr(ast, "TryStar", ast.Try))):
+            heads: list[ast.AST] = []
+            inner = set(bound)
+            if isinstance(stmt, (ast.If, ast.While)):
+                heads.append(stmt.test)
+            elif isinstance(stmt, (ast.For, ast.AsyncFor)):
+                heads.append(stmt.iter)
+            elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+                heads.extend(item.context_expr for item in stmt.items)
+            for head in heads:
+                now, later, binds, assigned = _simple(ast.Expr(head))
+                out.reads |= (now - inner) | later
+                out.binds |= binds
+                out.variables |= assigned
+                inner |= binds  # a walrus in the test
+            if isinstance(stmt, (ast.For, ast.AsyncFor)):
+                inner |= _targets(stmt.target)
+            elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+                for item in stmt.items:
+                    inner |= _targets(item.optional_vars)
+            for node in ([stmt.target] if isinstance(stmt, (ast.For, ast.AsyncFor)) else
+                         [i.optional_vars for i in stmt.items if i.optional_vars is not None]
+                         if isinstance(stmt, (ast.With, ast.AsyncWith)) else []):
+                now, later, binds, assigned = _simple(ast.Assign([node], ast.Constant(None), lineno=0))
+                out.reads |= (now - inner) | later
+                out.binds |= binds
+                out.variables |= assigned
+            after = _block(stmt.body, inner, out)
+            others = [stmt.orelse] if isinstance(stmt, (ast.If, ast.While, ast.For, ast.AsyncFor)) else []
+            if isinstance(stmt, (ast.Try, getattr(ast, "TryStar", ast.Try))):
+                for handler in stmt.handlers:
+                    if handler.type is not None:
+                        now, later, binds, assigned = _simple(ast.Expr(handler.type))
+                        out.reads |= (now - bound) | later
+                    if handler.name:
+                        out.binds.add(handler.name)
+                        out.variables.add(handler.name)
+                    _block(handler.body, bound | ({handler.name} if handler.name else set()), out)
+                _block(stmt.orelse, after, out)
+                _block(stmt.finalbody, bound, out)
+            for other in others:
+                _block(other, inner, out)
+            if isinstance(stmt, (ast.With, ast.AsyncWith)):
+                bound = after  # a with block's body runs (or the cell stops)
+            elif isinstance(stmt, ast.If) and stmt.orelse:
+                bound = bound | (after & _block(stmt.orelse, inner, Names()))
+            # a loop may not run, a try may stop early, an if without else may not run: nothing surely bound
+        else:
+            now, later, binds, assigned = _simple(stmt)
+            out.reads |= (now - bound) | later
+            out.binds |= binds
+            out.variables |= assigned
+            bound |= binds
+    return bound
+
+
+def _read_only_lookups(tree: ast.AST, out: "Names") -> set[int]:
+    """The nodes of two read-only lookups by string, which read what they name: ``globals().get("NAME")`` (reads
+    NAME) and ``"pkg" in sys.modules`` (reads nothing of the notebook's)."""
+    skip: set[int] = set()
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
+                and isinstance(node.func.value, ast.Call) and isinstance(node.func.value.func, ast.Name)
+                and node.func.value.func.id == "globals" and not node.func.value.args and node.args
+                and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+            out.reads.add(node.args[0].value)
+            skip.add(id(node.func.value.func))
+        elif (isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.In, ast.NotIn))
+              and isinstance(node.comparators[0], ast.Attribute) and node.comparators[0].attr == "modules"
+              and isinstance(node.comparators[0].value, ast.Name) and node.comparators[0].value.id == "sys"):
+            skip.add(id(node.comparators[0]))
+    return skip
+
+
+def analyse(source: str) -> Names | None:
+    """The names of one code cell, or None where the code cannot be read (a syntax error).
+
+    A name the cell reads counts only where its value may come from an earlier cell: read at the top level before
+    this cell binds it, or read by a function, class or comprehension of the cell (which may run later, when another
+    cell has rebound it)."""
+    try:
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:  # IPython's own syntax (magics, ``!cmd``, ``x?``): what IPython would run
+            from IPython.core.inputtransformer2 import TransformerManager
+            tree = ast.parse(TransformerManager().transform_cell(source))
+        tree.body = [stmt for stmt in tree.body if not _harmless_magic(stmt)]
+    except (SyntaxError, ValueError, TypeError, RecursionError, MemoryError):
+        return None
+    out = Names()
+    try:
+        _block(tree.body, set(), out)
+    except (SyntaxError, ValueError, TypeError, RecursionError, MemoryError):
+        return None
+    readonly = _read_only_lookups(tree, out)
+    for node in ast.walk(tree):
+        if id(node) in readonly:
+            continue
+        if isinstance(node, ast.Name) and node.id in DYNAMIC:
+            out.dynamic = True
+        elif isinstance(node, ast.Attribute) and (node.attr in DYNAMIC_ATTRIBUTES or
+                                                  node.attr == "modules" and _root(node.value) == "sys"):
+            out.dynamic = True
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value == "__main__":
+            out.dynamic = True
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            if any(a.name == "*" or a.name.split(".")[0] in DYNAMIC or a.asname in DYNAMIC for a in node.names):
+                out.dynamic = True
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete, ast.For, ast.AsyncFor,
+                             ast.With, ast.AsyncWith)):
+            targets = (node.targets if isinstance(node, (ast.Assign, ast.Delete)) else
+                       [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor))
+                       else [item.optional_vars for item in node.items if item.optional_vars is not None])
+            for target in targets:
+                for part in ast.walk(target):
+                    root = _root(part) if isinstance(part, (ast.Attribute, ast.Subscript)) else None
+                    if root:
+                        out.stores.add(root)
+                if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+                    out.stores.add(node.target.id)
+        elif isinstance(node, ast.Call):
+            if isinstance(node.func, ast.Attribute):
+                root = _root(node.func.value)
+                if root:
+                    out.calls.add(root)
+            if isinstance(node.func, ast.Name) and node.func.id in PURE_BUILTINS:
+                continue
+            for arg in [*node.args, *(k.value for k in node.keywords)]:
+                root = _root(arg)
+                if root:
+                    out.passes.add(root)
+    # Only an object that came from another cell is another cell's business.
+    out.stores &= out.reads
+    out.calls &= out.reads
+    out.passes &= out.reads
+    return out
+
+
+def _probe_reads(source: str) -> set[str]:
+    """The notebook names a probe reads: its module-level names and its functions' globals. A probe is the
+    course's own code: what it reaches by string (Chapter 2 records the ``course.graphs`` functions under every name
+    the notebook bound to one) is what the answers read by name."""
+    try:
+        table = symtable.symtable(source, "<probe>", "exec")
+    except (SyntaxError, ValueError):
+        return set()
+    now, later, _ = _inner(table)
+    return now | later | {sym.get_name() for sym in table.get_symbols() if sym.is_referenced()}
+
+
+def _always_runs(cell) -> bool:
+    return is_solution(cell) or is_grade(cell)
+
+
+def skippable(nb, probe_sources: list[str] = ()) -> set[int]:
+    """Indices of the code cells of ``nb`` that the grader need not run (see the module's docstring)."""
+    names: dict[int, Names | None] = {i: analyse(c.source) for i, c in enumerate(nb.cells)
+                                      if c.cell_type == "code" and c.source.strip()}
+    if not names:
+        return set()
+    setup = min(names)  # the chapter's set-up cell: imports, settings, seeds
+    runs = {i for i, n in names.items() if i == setup or n is None or n.dynamic or _always_runs(nb.cells[i])}
+    needed: set[str] = set()
+    for i in runs:
+        n = names[i]
+        if n is None:
+            continue
+        if n.dynamic:
+            return set()
+        needed |= n.reads
+    for source in probe_sources:
+        needed |= _probe_reads(source)
+    # The settings: the constants (UPPER_CASE, PEP 8) the set-up cell binds and no other cell rebinds, stores into
+    # or calls a method of (CFG, DEVICE, WORK ...). Handing one to a function reads it.
+    others = [n for i, n in names.items() if i != setup and n is not None]
+    settings = {name for name in (names[setup].variables if names[setup] is not None else set())
+                if name.isupper()} - set().union(*(n.binds | n.stores | n.calls for n in others))
+    variables = set().union(*(names[i].variables for i in runs if names[i] is not None))
+    changed = True
+    while changed:
+        changed = False
+        for i, n in names.items():
+            if i in runs or n is None:
+                continue
+            # Calls on modules and functions (``torch.manual_seed``, ``plot(...)``) change no object a graded cell
+            # holds; calls on a variable it reads may.
+            if (n.binds & needed or n.stores & needed
+                    or (n.calls | (n.passes - settings)) & needed & variables):
+                runs.add(i)
+                needed |= n.reads
+                variables |= n.variables
+                changed = True
+    return set(names) - runs
