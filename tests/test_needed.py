@@ -26,6 +26,11 @@ def _nb(*cells):
     return nbformat.v4.new_notebook(cells=out)
 
 
+def skip(nb, probes=()):
+    """What the grader skips of ``nb`` when ``nb`` is also the instructor's notebook (every cell unchanged)."""
+    return skippable(nb, probes, instructor=nb)
+
+
 SETUP = "import torch\nimport matplotlib.pyplot as plt\nCFG = {'n': 4}\nDEVICE = torch.device('cpu')"
 
 
@@ -35,7 +40,7 @@ def test_a_demonstration_nothing_reads_is_skipped_and_one_an_answer_reads_runs()
              ("demo", "SCALE = 3"),                                                         # 2: the answer reads it
              ("answer", "def f(t):\n    return t * SCALE"),
              ("test", "assert f(torch.ones(1)).item() == 3"))
-    assert skippable(nb) == {1}
+    assert skip(nb) == {1}
 
 
 def test_a_demonstration_runs_when_it_may_change_an_object_a_graded_cell_reads():
@@ -47,20 +52,20 @@ def test_a_demonstration_runs_when_it_may_change_an_object_a_graded_cell_reads()
                  "torch.nn.init.zeros_(model.weight)",  # handed to a function
                  "train = lambda m: m\ntrain(model)"):
         nb = _nb(("setup", setup), ("demo", demo), ("test", "assert model.training and history == []"))
-        assert skippable(nb) == set(), demo
+        assert skip(nb) == set(), demo
     # ... not when the object is the demonstration's own, or when it only reads it
     for demo in ("m = torch.nn.Linear(3, 3)\nm.eval()", "print(model.weight.shape, len(history))"):
         nb = _nb(("setup", setup), ("demo", demo), ("test", "assert model.training and history == []"))
-        assert skippable(nb) == {1}, demo
+        assert skip(nb) == {1}, demo
 
 
 def test_the_settings_can_be_handed_to_functions_but_not_changed():
     """CFG and DEVICE, bound by the set-up cell only: a demonstration that hands them to a call is still skipped;
     one that stores into them runs, and then no cell treats them as settings."""
     test = ("test", "assert torch.zeros(CFG['n'], device=DEVICE).shape == (4,)")
-    assert skippable(_nb(("setup", SETUP), ("demo", "y = torch.ones(3).to(DEVICE)\nprint(len(CFG))"), test)) == {1}
-    assert skippable(_nb(("setup", SETUP), ("demo", "CFG['n'] = 5"), test)) == set()
-    assert skippable(_nb(("setup", SETUP), ("demo", "CFG.update(n=5)"), test)) == set()
+    assert skip(_nb(("setup", SETUP), ("demo", "y = torch.ones(3).to(DEVICE)\nprint(len(CFG))"), test)) == {1}
+    assert skip(_nb(("setup", SETUP), ("demo", "CFG['n'] = 5"), test)) == set()
+    assert skip(_nb(("setup", SETUP), ("demo", "CFG.update(n=5)"), test)) == set()
 
 
 def test_reads_count_in_order_and_functions_read_later():
@@ -75,7 +80,7 @@ def test_reads_count_in_order_and_functions_read_later():
     assert "y" not in analyse("[y for y in range(3)]").reads
     assert "N" in analyse("[N * y for y in range(3)]").reads
     nb = _nb(("setup", SETUP), ("demo", "N = 7"), ("answer", "def f():\n    return N"), ("demo", "N = 8"))
-    assert skippable(nb) == set()
+    assert skip(nb) == set()
 
 
 def test_code_that_reaches_names_by_string_stops_all_skipping():
@@ -84,13 +89,13 @@ def test_code_that_reaches_names_by_string_stops_all_skipping():
                  "import sys\nsys.modules['__main__'].SCALE = 2", "get_ipython().run_cell('SCALE = 2')",
                  "%run other.py", "vars()['SCALE'] = 2", "from helpers import *"):
         nb = _nb(("setup", SETUP), ("demo", "print(1)"), ("demo", demo), ("test", "assert SCALE == 2"))
-        assert skippable(nb) == set(), demo
+        assert skip(nb) == set(), demo
     # a cell that cannot be read runs (and fails, as it would in stock nbgrader); the rest is read as usual
     nb = _nb(("setup", SETUP), ("demo", "print(1)"), ("demo", "def broken(:\n    pass"), ("test", "assert 1"))
-    assert skippable(nb) == {1}
+    assert skip(nb) == {1}
     # an answer that reaches names by string: nothing is skipped
     nb = _nb(("setup", SETUP), ("demo", "print(1)"), ("answer", "def f():\n    return globals()['CFG']"))
-    assert skippable(nb) == set()
+    assert skip(nb) == set()
     # two read-only lookups read what they name, and %matplotlib changes nothing graded
     n = analyse("%matplotlib inline\nprint(globals().get('PACKAGE_SECONDS'), 'timm.optim' in sys.modules)")
     assert not n.dynamic and "PACKAGE_SECONDS" in n.reads
@@ -101,16 +106,58 @@ def test_locked_cells_past_the_setup_are_skipped_unless_read():
     nb = _nb(("setup", SETUP), ("locked", "def helper():\n    return 1"), ("locked", "from course.progress import summary"
                                                                            "\nsummary('x')"),
              ("test", "assert helper() == 1"))
-    assert skippable(nb) == {2}
+    assert skip(nb) == {2}
 
 
 def test_the_probes_reads_count():
     nb = _nb(("setup", SETUP), ("demo", "TABLE = [1, 2]"), ("demo", "OTHER = 1"))
-    assert skippable(nb, ["def probe_x(seed):\n    return TABLE[seed % 2]"]) == {2}
+    assert skip(nb, ["def probe_x(seed):\n    return TABLE[seed % 2]"]) == {2}
+
+
+def test_only_the_instructors_unchanged_demonstrations_are_skipped():
+    """A cell the student added or edited runs; so does a demonstration that calls the student's code; without
+    the instructor's notebook nothing is skipped."""
+    instructor = _nb(("setup", SETUP), ("demo", "print(torch.ones(2))"), ("answer", "def f(x):\n    return x"),
+                     ("demo", "print(f(torch.ones(2)))"), ("test", "assert f(1) == 1"))
+    assert skippable(instructor, (), instructor) == {1}
+    assert skippable(instructor, (), None) == set()
+    student = nbformat.from_dict(instructor)
+    student.cells[1].source = "print(torch.ones(3))"                  # edited
+    student.cells.insert(2, nbformat.v4.new_code_cell("print('mine')"))  # added
+    assert skippable(student, (), instructor) == set()
+    # the student's helper, in a cell of their own, is their code too: a demonstration that calls it runs
+    instructor = _nb(("setup", SETUP), ("answer", "def f(x):\n    return x"), ("demo", "print(helper(2))"))
+    student = nbformat.from_dict(instructor)
+    student.cells.insert(2, nbformat.v4.new_code_cell("def helper(x):\n    HISTORY.append(x)\n    return x"))
+    assert skippable(student, (), instructor) == set()
+
+
+def test_changes_through_an_alias_count_against_what_it_came_from():
+    setup = SETUP + "\nmodel = torch.nn.Linear(2, 2)\nhistory = []\nlayers = [model]"
+    for demo in ("w = model.weight\nwith torch.no_grad():\n    w.zero_()", "h = history\nh.append(1)",
+                 "for layer in layers:\n    layer.eval()", "p, = [model.bias]\np.data.mul_(0)",
+                 "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nopt.step()"):
+        nb = _nb(("setup", setup), ("demo", demo), ("test", "assert model.training and history == [] and layers"))
+        assert skip(nb) == set(), demo
+
+
+def test_a_demonstration_that_changes_the_process_state_runs():
+    for demo in ("torch.set_default_dtype(torch.float64)", "torch.set_grad_enabled(False)",
+                 "warnings.simplefilter('error')", "os.environ['X'] = '1'", "os.chdir('/tmp')",
+                 "torch.save({}, 'a.pt')", "open('a.txt', 'w').write('x')", "Path('a').write_text('x')",
+                 "torch._dynamo.config.cache_size_limit = 1", "torch.library.define('m::f', '(Tensor x) -> Tensor')"):
+        nb = _nb(("setup", SETUP + "\nimport os, warnings\nfrom pathlib import Path"), ("demo", demo),
+                 ("test", "assert torch.ones(1).dtype == torch.float32"))
+        assert skip(nb) == set(), demo
+
+
+def test_del_reads_the_name():
+    nb = _nb(("setup", SETUP), ("demo", "big = torch.zeros(10)"), ("answer", "del big\ndef f(x):\n    return x"))
+    assert skip(nb) == set()
 
 
 @pytest.mark.parametrize("run_every_cell", [False, True])
-def test_the_worker_skips_what_is_skippable_and_an_instructor_can_run_every_cell(run_every_cell):
+def test_the_worker_skips_what_is_skippable_and_an_instructor_can_run_every_cell(run_every_cell, tmp_path):
     """Through the sandboxed worker: the skipped cell is not executed and is listed; the answer that reads a
     demonstration's name gets it; ``GradingLimits.run_every_cell`` runs them all."""
     from course.grading.config import Limits
@@ -125,7 +172,10 @@ def test_the_worker_skips_what_is_skippable_and_an_instructor_can_run_every_cell
 
     nb = _nb(("setup", "import torch, course.grading.run.wire"), ("demo", "print('a slow demonstration')"),
              ("demo", "SCALE = 3"), ("answer", "def f(x):\n    return x * SCALE"))
-    result = run_submission(nb, "00_toy", "student", judge.codes(), seed=5,
+    course = tmp_path / "course"
+    (course / "source" / "00_toy").mkdir(parents=True)
+    nbformat.write(nb, course / "source" / "00_toy" / "00_toy.ipynb")  # the instructor's notebook
+    result = run_submission(nb, "00_toy", "student", judge.codes(), seed=5, course_root=course,
                             limits=Limits(run_every_cell=run_every_cell), decoys=False)
     assert result.results["t_scale"].get("ok") is True and result.results["t_scale"]["value"] == 15, result.results
     assert result.skipped == ([] if run_every_cell else [1])

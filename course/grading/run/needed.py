@@ -1,25 +1,33 @@
-"""Which cells of a submission the grader need not run: demonstrations whose results nothing graded uses.
+"""Which cells of a submission the grader need not run: the instructor's demonstrations whose results nothing
+graded reads.
 
 Stock nbgrader runs every cell. Most of a chapter's time in grading goes to its demonstrations (plots, timings,
 printed tables), whose results no answer, test cell or probe reads. :func:`skippable` finds them by reading the
-code, conservatively, in the notebook the student handed in (not the instructor's copy: a student who edited a
-demonstration, or calls it from an answer, gets it run):
+code of the notebook the student handed in, conservatively:
 
-* Always run: the answers (solution cells), the test cells, the locked cells (the course's set-up), every cell
-  that cannot be read (a syntax error: it runs, as it would in stock nbgrader, and fails there), and every cell
-  that reaches names by string (``globals()``, ``eval``, ``exec``, ``get_ipython``, ``__main__`` ...).
+* Only the instructor's own demonstrations are ever skipped: a cell whose id and code are those of the chapter's
+  source notebook, unchanged. A cell the student added or edited always runs, as do the answers (solution
+  cells), the test cells and the set-up cell.
 * A demonstration runs when it binds a name that a running cell or a probe reads (the closure is taken until
-  nothing changes), or when it may change an object a running cell or probe reads: it stores into it (``x.a =``,
-  ``x[i] =``, ``x +=``, ``del x[i]``), calls one of its methods (``x.train()``), or hands it, or a part of it, to
-  a call (``fit(x)``). The chapter's settings are the exception to the last: the constants (UPPER_CASE) that only
-  the set-up cell binds and no cell changes (``CFG``, ``DEVICE``): handing one to a call reads it.
-* If a cell that always runs reaches names by string, nothing is skipped. The probes are the course's own code:
-  what they reach by string (Chapter 2 records the ``course.graphs`` functions under every name the notebook bound
-  to one) is what the answers read by name.
+  nothing changes), when it may change an object a running cell or probe reads (it stores into it: ``x.a =``,
+  ``x[i] =``, ``x +=``; calls one of its methods: ``x.train()``; hands it, or a part of it, to a call:
+  ``fit(x)``; or does so through an alias: ``w = x.weight; w.zero_()``), when it reads anything the student's
+  code binds (it calls the student's function: what that does is unknown), and when it calls something that
+  changes the process's state (torch's settings and registries, warnings filters, the environment, the working
+  folder, files written: :data:`GLOBAL_STATE`). The chapter's settings are the exception to "hands it to a
+  call": the constants (UPPER_CASE) that only the set-up cell binds and no cell changes (``CFG``, ``DEVICE``).
+* A name a cell reads counts only where its value may come from an earlier cell (read before the cell binds it,
+  or by a function, which may run later); ``del x`` reads x.
+* Any cell that reaches names by string (``globals()``, ``exec``, ``get_ipython``, ``__main__``, ``import *``, a
+  magic other than ``%matplotlib``) makes every cell run. The probes are the course's own code: what they reach
+  by string (Chapter 2 records the ``course.graphs`` functions under every name the notebook bound to one) is
+  what the answers read by name.
 
-What is left is skipped: its outputs stay empty in the graded notebook, and the report says how many cells the
-grader did not run. The end-to-end tests grade every chapter's reference, mutants, alternatives and attacks with
-the demonstrations skipped, and must find the same marks as before.
+What is left is skipped, in the student's run and in the reference's alike (the same demonstrations: a student
+who changed nothing around an answer gets exactly the reference's skips, so the random-number stream an answer
+sees at the top level is the reference's too). A skipped cell says so where its outputs would be, and the report
+lists it. The end-to-end tests grade every chapter's reference, mutants, alternatives and attacks this way, and
+check that the reference's visible tests all pass in its kernel.
 """
 from __future__ import annotations
 
@@ -51,6 +59,9 @@ class Names:
     calls: set[str] = field(default_factory=set)      # names whose method it calls (x.train())
     passes: set[str] = field(default_factory=set)     # names whose object, or a part of it, it hands to a call
     dynamic: bool = False                             # reaches names by string: may bind or read anything
+    global_state: bool = False                        # calls something that changes the process's state
+    imports: set[str] = field(default_factory=set)    # the names it binds by import (modules, mostly)
+    direct_stores: set[str] = field(default_factory=set)  # stores named in the code itself (not through an alias)
 
 
 def _root(node: ast.AST) -> str | None:
@@ -99,9 +110,11 @@ def _harmless_magic(node: ast.AST) -> bool:
             and isinstance(node.value.args[0], ast.Constant) and node.value.args[0].value in HARMLESS_MAGICS)
 
 
-def _simple(stmt: ast.AST) -> tuple[set[str], set[str], set[str], set[str]]:
+def _simple(stmt: ast.AST, out: "Names | None" = None) -> tuple[set[str], set[str], set[str], set[str]]:
     """One simple statement (or expression): ``(read at once, read later, bound, assigned)``, by its symbol table."""
     table = symtable.symtable(ast.unparse(stmt), "<cell>", "exec")
+    if out is not None:
+        out.imports |= {sym.get_name() for sym in table.get_symbols() if sym.is_imported()}
     top = {sym.get_name(): sym for sym in table.get_symbols()}
     now, later, inner_binds = _inner(table)
     now |= {name for name, sym in top.items() if sym.is_referenced()}
@@ -169,7 +182,9 @@ def _block(stmts: list[ast.stmt], bound: set[str], out: "Names") -> set[str]:
                 bound = bound | (after & _block(stmt.orelse, inner, Names()))
             # a loop may not run, a try may stop early, an if without else may not run: nothing surely bound
         else:
-            now, later, binds, assigned = _simple(stmt)
+            now, later, binds, assigned = _simple(stmt, out)
+            if isinstance(stmt, ast.Delete):  # ``del big`` needs big bound (by an earlier cell, unless this one)
+                now |= {t.id for t in stmt.targets if isinstance(t, ast.Name)}
             out.reads |= (now - bound) | later
             out.binds |= binds
             out.variables |= assigned
@@ -234,11 +249,15 @@ def analyse(source: str) -> Names | None:
             targets = (node.targets if isinstance(node, (ast.Assign, ast.Delete)) else
                        [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor))
                        else [item.optional_vars for item in node.items if item.optional_vars is not None])
-            for target in targets:
-                for part in ast.walk(target):
-                    root = _root(part) if isinstance(part, (ast.Attribute, ast.Subscript)) else None
-                    if root:
-                        out.stores.add(root)
+            parts = list(targets)
+            while parts:  # the targets, and the elements of tuple targets; not what an index reads (x[CFG["k"]])
+                part = parts.pop()
+                if isinstance(part, (ast.Tuple, ast.List)):
+                    parts.extend(part.elts)
+                elif isinstance(part, ast.Starred):
+                    parts.append(part.value)
+                elif isinstance(part, (ast.Attribute, ast.Subscript)) and (root := _root(part)):
+                    out.stores.add(root)
                 if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
                     out.stores.add(node.target.id)
         elif isinstance(node, ast.Call):
@@ -252,11 +271,131 @@ def analyse(source: str) -> Names | None:
                 root = _root(arg)
                 if root:
                     out.passes.add(root)
+    # An alias (``w = model.weight``, ``for layer in layers``, ``p, = params``, ``with x as y``) changes what it
+    # came from: a change through it counts against the names it was taken from, to a fixed point.
+    out.direct_stores = out.stores & out.reads
+    aliases = _aliases(tree)
+    for attr in ("stores", "calls", "passes"):
+        names = getattr(out, attr)
+        todo = list(names)
+        while todo:
+            for origin in aliases.get(todo.pop(), ()):
+                if origin not in names:
+                    names.add(origin)
+                    todo.append(origin)
     # Only an object that came from another cell is another cell's business.
     out.stores &= out.reads
     out.calls &= out.reads
     out.passes &= out.reads
+    scoped = frozenset(id(item.context_expr) for node in ast.walk(tree) if isinstance(node, (ast.With, ast.AsyncWith))
+                       for item in node.items)
+    restored = any(isinstance(n, ast.Call) and _dotted(n.func) == "warnings.catch_warnings" for n in ast.walk(tree))
+    out.global_state = any(_changes_state(node, scoped, restored) for node in ast.walk(tree))
     return out
+
+
+def _aliases(tree: ast.AST) -> dict[str, set[str]]:
+    """``{name: the names its object may come from}`` for the names a cell binds to (part of) another name's object:
+    ``a = b``, ``a = b.c[0]``, ``a, b = c``, ``for a in b``, ``with b as a``, ``a := b``, and comprehension targets."""
+    out: dict[str, set[str]] = {}
+
+    def origins(value: ast.AST) -> set[str]:
+        """The outside names whose object ``value`` may be (part of): ``b.c[0]`` -> b; ``b.params()``,
+        ``iter(b)``, ``zip(a, b)`` -> what was handed over; not the function called (a result is not its maker)."""
+        if isinstance(value, (ast.Name, ast.Attribute, ast.Subscript, ast.Starred)):
+            root = _root(value)
+            return {root} if root else set()
+        if isinstance(value, ast.Call):
+            found = origins(value.func.value) if isinstance(value.func, ast.Attribute) else set()
+            for arg in [*value.args, *(k.value for k in value.keywords)]:
+                found |= origins(arg)
+            return found
+        if isinstance(value, (ast.Tuple, ast.List, ast.Set)):
+            return set().union(*(origins(e) for e in value.elts)) if value.elts else set()
+        if isinstance(value, ast.IfExp):
+            return origins(value.body) | origins(value.orelse)
+        return set()
+
+    def link(target: ast.AST | None, value: ast.AST) -> None:
+        if target is None:
+            return
+        if (isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List))
+                and len(target.elts) == len(value.elts)):
+            for t, v in zip(target.elts, value.elts):
+                link(t, v)
+            return
+        found = origins(value)
+        for n in ast.walk(target):
+            if isinstance(n, ast.Name) and found - {n.id}:
+                out.setdefault(n.id, set()).update(found - {n.id})
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            for t in node.targets:
+                link(t, node.value)
+        elif isinstance(node, (ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
+            link(node.target, node.value)
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+            link(node.target, node.iter)
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            for item in node.items:
+                link(item.optional_vars, item.context_expr)
+    return out
+
+
+#: Calls that change the process's state, which a later cell may see whatever names it reads: torch's global
+#: settings and registries, the compilers' caches, warnings filters, the environment, the working folder, the import
+#: path, and files written.
+GLOBAL_STATE = ("torch.set_", "torch.use_deterministic_algorithms", "torch.backends.", "torch.library.",
+                "torch._dynamo.", "torch.compiler.", "torch._inductor.", "torch._logging.", "torch.autograd.set_",
+                "torch.autograd.graph.", "torch.nn.modules.module.register_", "torch.save", "torch.cuda.set_",
+                "torch.export.register", "torch.serialization.add_safe_globals", "torch.utils.register",
+                "warnings.", "os.environ", "os.putenv", "os.chdir", "os.remove", "os.unlink", "os.rename",
+                "os.makedirs", "os.mkdir", "sys.path", "sys.setrecursionlimit", "shutil.", "np.save", "numpy.save",
+                "json.dump", "pickle.dump", "logging.basicConfig", "logging.disable", "plt.rcParams",
+                "matplotlib.rc", "set_seed", "seed_everything")
+#: ... but not these, which read state, or put back what they change (a demonstration that compiles and then
+#: resets Dynamo, skipped, leaves its caches as they were).
+NEUTRAL = ("torch._dynamo.reset", "torch._dynamo.explain", "torch._dynamo.lookup_backend", "torch._dynamo.graph_break",
+           "torch._dynamo.mark_dynamic", "torch._dynamo.list_backends", "torch._inductor.list_mode_options",
+           "torch.library.opcheck", "torch.backends.cpu.get_cpu_capability", "torch.backends.mps.is_available",
+           "torch.backends.cuda.is_built", "torch.backends.mps.is_built", "torch.backends.mkldnn.is_available",
+           "torch.backends.cudnn.is_available", "torch.backends.cudnn.version", "os.environ.get",
+           "os.environ.items", "os.environ.copy", "os.environ.keys", "torch.compiler.cudagraph_mark_step_begin",
+           "torch.compiler.is_compiling", "torch._dynamo.is_compiling", "warnings.warn")
+#: Method names that write files or change a folder, whatever they are called on (a Path, a model).
+WRITING_METHODS = frozenset({"write_text", "write_bytes", "mkdir", "unlink", "rmdir", "touch", "chmod", "symlink_to",
+                             "writelines", "save_pretrained", "to_csv"})
+
+
+def _dotted(node: ast.AST) -> str:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def _changes_state(node: ast.AST, scoped: frozenset[int] = frozenset(), restored: bool = False) -> bool:
+    """Whether ``node`` is a call that may change the process's state (see :data:`GLOBAL_STATE`). ``scoped``: the
+    calls that are a ``with`` statement's context (``config.patch``, ``set_stance``: put back at its end);
+    ``restored``: the cell saves and restores the warnings filters (``warnings.catch_warnings``)."""
+    if not isinstance(node, ast.Call) or id(node) in scoped:
+        return False
+    name = _dotted(node.func)
+    if name.startswith(NEUTRAL) or (restored and name.startswith("warnings.")):
+        return False
+    if name and (name.startswith(GLOBAL_STATE) or name.split(".")[-1] in ("set_seed", "seed_everything")):
+        return True
+    if isinstance(node.func, ast.Attribute) and node.func.attr in WRITING_METHODS:
+        return True
+    if name == "open" and len(node.args) > 1 and isinstance(node.args[1], ast.Constant) and set(
+            str(node.args[1].value)) & set("wax+"):
+        return True
+    return any(k.arg == "mode" and isinstance(k.value, ast.Constant) and set(str(k.value.value)) & set("wax+")
+               for k in node.keywords) if name == "open" else False
 
 
 def _probe_reads(source: str) -> set[str]:
@@ -275,14 +414,25 @@ def _always_runs(cell) -> bool:
     return is_solution(cell) or is_grade(cell)
 
 
-def skippable(nb, probe_sources: list[str] = ()) -> set[int]:
-    """Indices of the code cells of ``nb`` that the grader need not run (see the module's docstring)."""
+def skippable(nb, probe_sources=(), instructor=None) -> set[int]:
+    """Indices of the code cells of ``nb`` that the grader need not run (see the module's docstring).
+
+    ``instructor``: the chapter's source notebook. Only its own demonstrations are ever skipped: a cell whose id
+    and code are the instructor's, unchanged (a cell the student added or edited always runs). Without it, nothing
+    is skipped."""
+    if instructor is None:
+        return set()
+    theirs = {c.get("id"): c.source.strip() for c in instructor.cells
+              if c.cell_type == "code" and c.get("id") and not _always_runs(c)}
     names: dict[int, Names | None] = {i: analyse(c.source) for i, c in enumerate(nb.cells)
                                       if c.cell_type == "code" and c.source.strip()}
     if not names:
         return set()
     setup = min(names)  # the chapter's set-up cell: imports, settings, seeds
-    runs = {i for i, n in names.items() if i == setup or n is None or n.dynamic or _always_runs(nb.cells[i])}
+    candidates = {i for i, n in names.items()
+                  if i != setup and n is not None and not n.dynamic and not n.global_state
+                  and not _always_runs(nb.cells[i]) and theirs.get(nb.cells[i].get("id")) == nb.cells[i].source.strip()}
+    runs = set(names) - candidates
     needed: set[str] = set()
     for i in runs:
         n = names[i]
@@ -293,21 +443,30 @@ def skippable(nb, probe_sources: list[str] = ()) -> set[int]:
         needed |= n.reads
     for source in probe_sources:
         needed |= _probe_reads(source)
+    # The student's own code (answers, cells added or edited): what it does when called is unknown, so a
+    # demonstration that reads any name it binds (calls the student's function, uses the student's object) runs.
+    students = set().union(*(names[i].binds - names[i].imports for i in runs if names[i] is not None
+                             and (_always_runs(nb.cells[i]) and is_solution(nb.cells[i])
+                                  or theirs.get(nb.cells[i].get("id")) != nb.cells[i].source.strip()
+                                  and not is_grade(nb.cells[i]) and i != setup)))
     # The settings: the constants (UPPER_CASE, PEP 8) the set-up cell binds and no other cell rebinds, stores into
     # or calls a method of (CFG, DEVICE, WORK ...). Handing one to a function reads it.
     others = [n for i, n in names.items() if i != setup and n is not None]
     settings = {name for name in (names[setup].variables if names[setup] is not None else set())
                 if name.isupper()} - set().union(*(n.binds | n.stores | n.calls for n in others))
     variables = set().union(*(names[i].variables for i in runs if names[i] is not None))
+    # a store into a module (``os.environ[...] =``, ``torch.backends.x =``) is the process's state
+    modules = set().union(*(n.imports for n in names.values() if n is not None))
     changed = True
     while changed:
         changed = False
-        for i, n in names.items():
-            if i in runs or n is None:
-                continue
-            # Calls on modules and functions (``torch.manual_seed``, ``plot(...)``) change no object a graded cell
+        for i in sorted(candidates - runs):
+            n = names[i]
+            # Calls on modules and functions (``torch.randn``, ``plot(...)``) change no object a graded cell
             # holds; calls on a variable it reads may.
-            if (n.binds & needed or n.stores & needed
+            # (a store through an alias of a module's result, ``m = nn.Linear(2, 2); m.bias = None``, is into a
+            # new object, not into the module)
+            if (n.binds & needed or (n.stores - modules) & needed or n.direct_stores & modules or n.reads & students
                     or (n.calls | (n.passes - settings)) & needed & variables):
                 runs.add(i)
                 needed |= n.reads

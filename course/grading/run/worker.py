@@ -712,7 +712,10 @@ def run_submission(nb: nbformat.NotebookNode, chapter: str, student: str, probes
             if is_grade(c):
                 c.source = strip_hidden_tests(c.source)
     skip = {i for i, c in enumerate(nb.cells) if skip_tests and is_grade(c)}
-    demonstrations = set() if limits.run_every_cell or replay_only else needed.skippable(nb, [p.source for p in probes])
+    demonstrations: set[int] = set()
+    instructor = Path(course_root) / "source" / chapter / f"{chapter}.ipynb" if course_root is not None else None
+    if not (limits.run_every_cell or replay_only) and instructor is not None and instructor.is_file():
+        demonstrations = needed.skippable(nb, [p.source for p in probes], nbformat.read(instructor, as_version=4))
     if scratch_base is None:
         from course.grading.run.scratch import private_tmpdir
         scratch_base = Path(private_tmpdir())  # not /tmp itself: the folder below is opened up for the sandbox
