@@ -168,7 +168,7 @@ sweep: setup
 check: setup system
 	$(BIN)/python -m course.grading check $(CHAPTERS) --attacks
 
-# Every mutant's verdict profile (tests/mutants/<chapter>/profiles.json), from which grading names a student's
+# Every mutant's verdict profile (source/<chapter>/exercises/profiles.json), from which grading names a student's
 # mistake: run it after changing a chapter's judge.py, its reference or a mutant (the test run says when).
 profiles: setup
 	$(BIN)/python -m course.grading profiles $(CHAPTERS)

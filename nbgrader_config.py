@@ -23,7 +23,7 @@ if os.environ.get("COURSE_GRADEBOOK_URL"):
     c.CourseDirectory.db_url = os.environ["COURSE_GRADEBOOK_URL"]
 # Keep build products and caches out of the student release. judge.py holds a chapter's
 # hidden tests: it must never reach release/ or autograded/.
-c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", ".*", "judge.py"]
+c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", ".*", "judge.py", "exercises"]
 
 # The stub a student sees where the solution was: it says what to do.
 c.ClearSolutions.code_stub = {

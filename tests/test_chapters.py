@@ -106,6 +106,9 @@ def test_solution_scores_full_marks(chapter, tmp_path_factory):
     assert r["skipped"], "the grader skipped no demonstration (course/grading/run/needed.py)"
     assert all(nb.cells[i].outputs[0]["text"] == SKIPPED_TEXT for i in r["skipped"])
     assert not [i for i in r["skipped"] if is_solution(nb.cells[i]) or is_grade(nb.cells[i])]
+    # ... and with those skipped, every visible test of the reference still passes in its own kernel
+    failing = {gid: c["kernel"] for gid, c in r["cells"].items() if c["kernel"] != "pass"}
+    assert not failing, f"visible tests of the reference that did not pass in its kernel: {failing}"
     code = sum(1 for c in nb.cells if c.cell_type == "code" and c.source.strip())
     print(f"[{chapter}] {len(r['skipped'])} of {code} code cells not run by the grader; phases: {r['phases']}")
     assert "hidden_test(" not in "\n".join(c.source for c in nb.cells), "hidden regions must not run in the worker"

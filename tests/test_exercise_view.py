@@ -3,9 +3,14 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
+import pytest
+
+from conftest import CHAPTERS
 from course.grading.authoring import answers, exercise, notebooks
 from course.grading import paths
+from course.grading.judge import diagnosis, verdicts
 from course.grading.records import exercise_of
 
 CH = "01_dynamic_graphs"
@@ -52,3 +57,30 @@ def test_the_command_lists_shows_and_refuses_an_unknown_exercise():
     assert listing.returncode == 0 and "pooled_scores" in listing.stdout and "record_activations" in listing.stdout
     assert one.returncode == 0 and "Reference solution" in one.stdout and "Alternatives (correct answers)" in one.stdout
     assert bad.returncode == 2 and "no exercise 'no_such_exercise'" in bad.stderr and "sgd_step" in bad.stderr
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_each_exercise_lives_in_one_folder(chapter):
+    """``source/<chapter>/exercises/<grade id>/`` per solution cell: its judge.py registers the probes and verdicts
+    of that exercise's grade cells and no other, and says WHY the reference is right; its mutants/ (at least four,
+    a do-nothing one among them) and alternatives/ (at least one) answer that exercise. Nothing else is there but
+    the chapter's profiles; nbgrader's ignore list keeps the folder out of the release."""
+    nb = notebooks.read(notebooks.notebook_path(chapter))
+    owner = exercise_of(nb)
+    folder = verdicts.exercises_dir(chapter, paths.REPO)
+    solutions = list(answers.solution_cells(nb))
+    assert sorted(p.name for p in folder.iterdir()) == sorted(solutions + [diagnosis.FILE])
+    judge = verdicts.load(chapter, paths.REPO)
+    assert verdicts.judge_files(chapter, paths.REPO)[1:] == [folder / g / "judge.py" for g in solutions]
+    for test, probe in judge.probes.items():
+        for what, fn in (("probe", probe.fn), ("verdict", probe.check)):
+            home = Path(fn.__code__.co_filename)
+            assert home == folder / owner[test] / "judge.py", f"{test}'s {what} is in {home}, not its exercise's folder"
+    assert sorted(judge.why) == sorted(solutions)
+    variants = [v for kind in ("mutant", "alternative") for v in answers.load_variants(chapter, kind)]
+    for g in solutions:
+        mine = [v for v in variants if v.cell == g]
+        assert sum(v.kind == "mutant" for v in mine) >= 4 and any(v.klass == "do-nothing" for v in mine), g
+        assert any(v.kind == "alternative" for v in mine), g
+    assert "exercises" in (paths.REPO / "nbgrader_config.py").read_text().split("c.CourseDirectory.ignore")[1].splitlines()[0]
+    assert not (paths.REPO / "release" / chapter / "exercises").exists()

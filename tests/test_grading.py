@@ -23,7 +23,7 @@ def toy(tmp_path):
     ])
     for kind, name, cell, fails in [("mutants", "f1", "f", ["test_f"]), ("mutants", "f2", "f", ["test_f"]),
                                     ("mutants", "g1", "g", ["test_g"]), ("alternatives", "fa", "f", [])]:
-        d = tmp_path / "tests" / kind / "00_toy"
+        d = tmp_path / "source" / "00_toy" / "exercises" / cell / kind
         d.mkdir(parents=True, exist_ok=True)
         (d / f"{name}.py").write_text(f'"""{name}."""\nCELL = "{cell}"\nFAILS = {fails!r}\n'
                                       f"SOURCE = '''\ndef {cell}(x):\n    return 0\n'''\n")
@@ -44,13 +44,19 @@ def test_plan_groups_one_variant_per_exercise(toy):
 
 
 def test_variant_validation(toy):
-    bad = toy / "tests" / "mutants" / "00_toy" / "bad.py"
+    bad = toy / "source" / "00_toy" / "exercises" / "f" / "mutants" / "bad.py"
     bad.write_text('"""x."""\nCELL = "f"\nFAILS = ["test_nope"]\nSOURCE = "x"\n')
     with pytest.raises(ValueError, match="unknown grade cells"):
         trial.plan("00_toy", toy)
     bad.write_text('"""x."""\nCELL = "f"\nSOURCE = "x"\n')
     with pytest.raises(ValueError, match="must list"):
         trial.plan("00_toy", toy)
+    bad.write_text('"""x."""\nCELL = "g"\nFAILS = ["test_g"]\nSOURCE = "x"\n')
+    with pytest.raises(ValueError, match="sits in the folder of 'f'"):  # an exercise's answers live in its folder
+        trial.plan("00_toy", toy)
+    bad.unlink()
+    bad = toy / "source" / "00_toy" / "exercises" / "nope" / "mutants" / "bad.py"
+    bad.parent.mkdir(parents=True)
     bad.write_text('"""x."""\nCELL = "nope"\nFAILS = ["test_f"]\nSOURCE = "x"\n')
     with pytest.raises(ValueError, match="no solution cell"):
         trial.plan("00_toy", toy)
@@ -60,7 +66,7 @@ def test_a_mutant_may_be_written_as_the_lines_it_changes_in_the_reference(toy):
     """CHANGES: (old, new) pairs of whole lines of the reference (markers removed), each old text found once."""
     from course.grading.authoring.answers import apply_changes, load_variants
 
-    d = toy / "tests" / "mutants" / "00_toy"
+    d = toy / "source" / "00_toy" / "exercises" / "f" / "mutants"
     (d / "f3.py").write_text('"""f3."""\nCELL = "f"\nFAILS = ["test_f"]\n'
                              "CHANGES = [('''\n    return 2 * x\n''', '''\n    return 3 * x\n''')]\n")
     got = {v.name: v for v in load_variants("00_toy", "mutant", toy)}
@@ -68,7 +74,7 @@ def test_a_mutant_may_be_written_as_the_lines_it_changes_in_the_reference(toy):
     assert any("f3" in sub.variants for sub in trial.plan("00_toy", toy))  # graded like any mutant
     # Blind answers and alternatives stay whole, as written; a file says SOURCE or CHANGES, not both.
     for where, name, extra in [("mutants", "blind_f4", ""), ("alternatives", "f5", ""), ("mutants", "f6", "SOURCE = 'x'\n")]:
-        bad = toy / "tests" / where / "00_toy" / f"{name}.py"
+        bad = toy / "source" / "00_toy" / "exercises" / "f" / where / f"{name}.py"
         bad.write_text(f'"""x."""\nCELL = "f"\nFAILS = {["test_f"] if where == "mutants" else []!r}\n{extra}'
                        "CHANGES = [('    return 2 * x\\n', '')]\n")
         with pytest.raises(ValueError, match="CHANGES is for authored mutants only"):

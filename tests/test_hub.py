@@ -74,7 +74,7 @@ needs_hub = pytest.mark.skipif(_missing() is not None, reason=str(_missing()))
 
 def answers() -> tuple[dict, dict]:
     """A correct answer to the exercise (one of its alternatives) and a wrong one (the mutant that fails the
-    fewest of its tests), from ``tests/alternatives`` and ``tests/mutants``."""
+    fewest of its tests), from the exercise's ``alternatives/`` and ``mutants/``."""
     from course.grading.authoring.answers import load_variants
 
     def load(kind):  # a mutant may be written as CHANGES to the reference: load_variants gives its whole source
@@ -694,9 +694,9 @@ import os
 course, checkout, chapter, home = {course!r}, {checkout!r}, {chapter!r}, {home!r}
 paths = [f"{{course}}/source/{{chapter}}/judge.py", f"{{course}}/.git/HEAD", f"{{course}}/.git/config",
          f"{{course}}/.judge/secret", f"{{course}}/gradebook.db", f"{{course}}/grades.csv",
-         f"{{course}}/nbgrader_config.py", f"{{course}}/tests/mutants", f"{{course}}/submitted", f"{{course}}/autograded",
+         f"{{course}}/nbgrader_config.py", f"{{course}}/source/{{chapter}}/exercises", f"{{course}}/submitted", f"{{course}}/autograded",
          f"{{course}}/feedback", f"{{course}}/.judge", f"{{checkout}}/source/{{chapter}}/judge.py", f"{{checkout}}/.git/HEAD",
-         f"{{checkout}}/.git", f"{{checkout}}/source", f"{{checkout}}/tests/mutants", f"{{checkout}}/.judge",
+         f"{{checkout}}/.git", f"{{checkout}}/source", f"{{checkout}}/source/{{chapter}}/exercises", f"{{checkout}}/.judge",
          f"{{checkout}}", f"{{home}}", f"{{home}}/{{chapter}}", f"{{course}}"]
 for p in paths:
     try:

@@ -6,6 +6,7 @@ import zipfile
 
 from conftest import CHAPTERS, REPO
 from course.grading.authoring import notebooks
+from course.grading.judge.verdicts import judge_files
 
 
 def _norm(text: str) -> str:
@@ -21,7 +22,7 @@ def secrets() -> list[str]:
             for block in re.findall(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", cell.source, re.S):
                 if block.count("\n") >= 3:
                     out.append(_norm(block))
-        judge = (REPO / "source" / ch / "judge.py").read_text()
+        judge = "\n".join(f.read_text() for f in judge_files(ch, REPO))
         out += [_norm(b) for b in re.findall(r"^def [^\n]*\n(?:[ \t]+[^\n]*\n|\n)+", judge, re.M)
                 if b.count("\n") >= 4]
     return out

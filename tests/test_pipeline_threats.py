@@ -43,6 +43,7 @@ from course.grading.authoring import trial
 from course.grading.nbgrader import wrapper as nbgrader_io
 from course.grading.intake import repair
 from course.grading.run.sandbox import detect
+from course.grading.judge.verdicts import judge_files
 
 REPO = Path(__file__).resolve().parents[1]
 KEY = 20261204
@@ -388,7 +389,7 @@ def test_a_forged_recorder_gains_nothing(pipeline_class):
 def test_no_line_of_the_hidden_tests_reaches_the_student(pipeline_class):
     c = pipeline_class
     course = c["course"]
-    judge_lines = {x.strip() for x in (course / "source" / CH / "judge.py").read_text().splitlines()
+    judge_lines = {x.strip() for x in "\n".join(f.read_text() for f in judge_files(CH, course)).splitlines()
                    if len(x.strip()) >= 16}
     assert len(judge_lines) > 10
     for student, (kind, line) in EXFIL_SEEN.items():
@@ -462,7 +463,8 @@ for code in judge.codes():
 # Exfiltration: what a hostile answer could carry out of the probe that calls it (its source, which code in
 # the student's process can read) must not come back in any message: as an exception's message, type and
 # frames, or as the strings of an answer that a verdict quotes.
-judge_lines = {x.strip() for x in (root / "source" / chapter / "judge.py").read_text().splitlines()
+from course.grading.judge.verdicts import judge_files
+judge_lines = {x.strip() for x in "\n".join(f.read_text() for f in judge_files(chapter, root)).splitlines()
                if len(x.strip()) >= 20}
 out["leaks"] = []
 
@@ -697,7 +699,7 @@ def test_plain_nbgrader_autograde_leaks_no_line_either(pipeline_class):
     scores = trial.read_scores(course / "plain.db", CH, CH)
     assert all(s == m for s, m in scores["honest"].values()), scores
     assert {cell for cell, (s, m) in scores["exfil-str"].items() if s < m} == SCALE
-    judge_lines = {x.strip() for x in (course / "source" / CH / "judge.py").read_text().splitlines()
+    judge_lines = {x.strip() for x in "\n".join(f.read_text() for f in judge_files(CH, course)).splitlines()
                    if len(x.strip()) >= 16}
     mine = json.dumps(c["subs"]["exfil-str"]["nb"])  # the release's own lines (its setup cell) are no leak
     for p in [course / ".judge" / "reports" / CH / "exfil-str.json", *(course / "autograded" / "exfil-str").rglob("*")]:

@@ -8,8 +8,10 @@ drawn as grading draws them (a keyed hash per student).
 """
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -55,11 +57,12 @@ def test_the_sweep_catches_seed_luck_and_a_do_nothing_answer_that_passes(tmp_pat
         'C.check_equal(got["visible"], ref["visible"], "count_positive([-1, 2, 3])")',
         'C.check_equal(got["visible"], ref["visible"], "count_positive([-1, 2, 3])")\n'
         '    C.check_true(ref["cases"][0] != 0, "an unlucky seed: no positive element")'))
-    d = course / "tests" / "mutants" / toycourse.CHAPTER
-    d.mkdir(parents=True)
-    (d / "lazy_scale.py").write_text('"""Returns the input."""\nCELL = "scale"\nKIND = "do-nothing"\n'
+    d = course / "source" / toycourse.CHAPTER / "exercises"
+    for cell in ("scale", "count_positive"):
+        (d / cell / "mutants").mkdir(parents=True)
+    (d / "scale" / "mutants" / "lazy_scale.py").write_text('"""Returns the input."""\nCELL = "scale"\nKIND = "do-nothing"\n'
                                      'FAILS = ["test_scale"]\nSOURCE = """\ndef scale(x, k):\n    return x\n"""\n')
-    (d / "lazy_count.py").write_text('"""Returns zero."""\nCELL = "count_positive"\nKIND = "do-nothing"\n'
+    (d / "count_positive" / "mutants" / "lazy_count.py").write_text('"""Returns zero."""\nCELL = "count_positive"\nKIND = "do-nothing"\n'
                                      'FAILS = ["test_count_positive", "test_scale"]\nSOURCE = """\ndef count_positive(t):\n'
                                      '    return 2\n"""\n')
     code = ("import sys; from pathlib import Path; from course.grading.authoring import sweep; "
@@ -88,13 +91,17 @@ def test_each_sweep_process_compiles_into_a_cache_of_its_own(tmp_path):
             f"sweep._prepare({toycourse.CHAPTER!r}, Path({str(course)!r}), 'cachetest'); "
             "print(os.environ['TORCHINDUCTOR_CACHE_DIR'], os.environ['TRITON_CACHE_DIR'], os.getcwd())")
     seen = []
-    for _ in range(2):
-        proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=nbgrader_io.env(), capture_output=True,
+    parent = tempfile.mkdtemp(prefix="pti-grader-")  # a grading command's private folder, handed to its children
+    for env in (nbgrader_io.env(), dict(nbgrader_io.env(), TMPDIR=parent)):
+        proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True,
                               text=True, timeout=120)
         assert proc.returncode == 0, proc.stderr[-2000:]
         inductor, triton, work = proc.stdout.split()[-3:]
         assert Path(inductor).parent == Path(triton).parent == Path(work) / ".cache", proc.stdout
         assert Path(work).parent.name.startswith("pti-grader-"), "not in the private temporary folder"
+        assert env.get("TMPDIR") != parent or Path(work).parent == Path(parent), "a child keeps its parent's folder"
         assert not Path(work).exists(), f"{work} outlived its process"
         seen.append(inductor)
     assert seen[0] != seen[1]
+    assert Path(parent).is_dir()  # the parent's folder is the parent's to remove
+    shutil.rmtree(parent)

@@ -47,6 +47,7 @@ import toycourse
 from course.grading.authoring import trial
 from course.grading.nbgrader import wrapper as nbgrader_io
 from course.grading.run.sandbox import detect
+from course.grading.judge.verdicts import judge_files
 
 CH = toycourse.CHAPTER
 KEY = 20261202
@@ -329,7 +330,7 @@ def test_each_attack_costs_exactly_its_own_points_and_is_said(hostile_class, stu
 
 def test_no_secret_reaches_anything_the_student_or_the_instructor_reads(hostile_class):
     c = hostile_class
-    judge = (c["course"] / "source" / CH / "judge.py").read_text()
+    judge = "\n".join(f.read_text() for f in judge_files(CH, c["course"]))
     secret = (c["course"] / ".judge" / "secret").read_bytes()
     places = [*c["course"].joinpath("autograded").rglob("*"), *c["course"].joinpath("feedback").rglob("*"),
               *c["course"].joinpath(".judge", "staged").rglob("*")]

@@ -89,7 +89,7 @@ def make(dest: Path) -> Path:
     return dest
 
 
-#: Known mistakes of the toy chapter (``tests/mutants/00_toy/`` of the toy course), for the diagnosis: name ->
+#: Known mistakes of the toy chapter (``source/00_toy/exercises/<exercise>/mutants/`` of the toy course), for the diagnosis: name ->
 #: (exercise, class of mistake, the cells it loses, the note a student reads, the answer).
 MUTANTS = {
     "scale_adds": ("scale", "wrong-value", ["test_scale"], "Adding k is not scaling: every element is multiplied by k.",
@@ -106,11 +106,12 @@ MUTANTS = {
 
 
 def write_mutants(dest: Path) -> Path:
-    """Write :data:`MUTANTS` into the toy course at ``dest`` (``tests/mutants/00_toy/``); return that folder."""
-    folder = Path(dest) / "tests" / "mutants" / CHAPTER
-    folder.mkdir(parents=True, exist_ok=True)
+    """Write :data:`MUTANTS` into the toy course at ``dest`` (each in ``source/00_toy/exercises/<exercise>/mutants/``);
+    return the chapter's exercises folder."""
+    folder = Path(dest) / "source" / CHAPTER / "exercises"
     for name, (cell, kind, fails, note, source) in MUTANTS.items():
-        (folder / f"{name}.py").write_text(f'"""{note}"""\nCELL = {cell!r}\nKIND = {kind!r}\nNOTE = {note!r}\n'
+        (folder / cell / "mutants").mkdir(parents=True, exist_ok=True)
+        (folder / cell / "mutants" / f"{name}.py").write_text(f'"""{note}"""\nCELL = {cell!r}\nKIND = {kind!r}\nNOTE = {note!r}\n'
                                            f'FAILS = {fails!r}\nSOURCE = {source!r}\n')
     return folder
 

@@ -6,8 +6,8 @@
 ``VIOLATES``. Each is graded through the real pipeline (one answer per exercise per submission, the other
 exercises answered with the reference). A wrong answer must lose at least one grade cell of its exercise; a
 correct one must keep every cell. With ``--adopt``, each caught wrong answer is copied into
-``tests/mutants/CHAPTER/blind_<name>.py`` with ``FAILS`` set to what it lost, and each correct one that keeps
-full marks into ``tests/alternatives/CHAPTER/blind_<name>.py``.
+``source/CHAPTER/exercises/<grade id>/mutants/blind_<name>.py`` with ``FAILS`` set to what it lost, and each
+correct one that keeps full marks into ``source/CHAPTER/exercises/<grade id>/alternatives/blind_<name>.py``.
 """
 from __future__ import annotations
 
@@ -85,7 +85,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{a['name']:<32} {a['cell']:<24} {verdict}   ({a['doc'][:70]})")
             if args.adopt and ((a["kind"] == "correct" and not lost) or (a["kind"] != "correct" and lost)):
                 kind = "mutants" if a["kind"] != "correct" else "alternatives"
-                dest = REPO / "tests" / kind / args.chapter / f"blind_{a['name']}.py"
+                dest = REPO / "source" / args.chapter / "exercises" / a["cell"] / kind / f"blind_{a['name']}.py"
+                dest.parent.mkdir(parents=True, exist_ok=True)
                 body = f'"""{a["doc"] or a["name"]} (written blind, from the release alone)."""\nCELL = {a["cell"]!r}\n'
                 if kind == "mutants":
                     body += f"KIND = {a['kind'] or 'wrong-value'!r}\nFAILS = {lost!r}\n"

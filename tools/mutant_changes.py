@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     counts = {"rewritten": 0, "kept": 0}
     for chapter in args.chapters:
         before = {v.name: v.source for v in answers.load_variants(chapter, "mutant")}
-        for path in sorted((REPO / "tests" / "mutants" / chapter).glob("*.py")):
+        for path in sorted((REPO / "source" / chapter / "exercises").glob("*/mutants/*.py"), key=lambda p: p.name):
             if path.name.startswith(("_", "blind_")):
                 continue
             what, new_text = rewrite(path, chapter)

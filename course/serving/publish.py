@@ -2,7 +2,7 @@
 
 The full repository is the instructor's: it holds the reference solutions
 (``source/``), every chapter's hidden tests (``source/*/judge.py``), the known
-answers (``tests/mutants``, ``tests/alternatives``) and the grading machinery.
+answers (``source/*/exercises/*/mutants``, ``.../alternatives``) and the grading machinery.
 A student who clones it to run ``make lab`` would have all of that in the lab's
 terminal. This command writes what a student may see, and nothing else:
 
@@ -326,6 +326,8 @@ def check(dest: Path, root: Path = REPO) -> list[str]:
             continue
         if p.name == "judge.py":
             problems.append(f"{p.relative_to(dest)}: a judge file")
+        if "exercises" in p.relative_to(dest).parts[:-1] or p.name == "profiles.json":
+            problems.append(f"{p.relative_to(dest)}: an exercise's hidden tests or known answers")
         try:
             text = p.read_text()
         except UnicodeDecodeError:

@@ -1,8 +1,7 @@
 """Known answers: a chapter's mutants (wrong) and alternatives (different but correct), loaded and applied.
 
-A chapter's known answers live in ``tests/mutants/<assignment>/*.py`` (wrong)
-and ``tests/alternatives/<assignment>/*.py`` (different but correct). Each
-file is a small Python module::
+A chapter's known answers live with their exercise, in ``source/<assignment>/exercises/<grade id>/mutants/*.py``
+(wrong) and ``.../alternatives/*.py`` (different but correct), never released. Each file is a small Python module::
 
     '''Forgot optimizer.zero_grad(): gradients pile up across calls.'''
     CELL = "sgd_step"                 # grade_id of the solution cell it replaces
@@ -36,6 +35,7 @@ from nbgrader.utils import is_grade, is_solution
 
 from course.grading import paths
 from course.grading.authoring.notebooks import notebook_path, read
+from course.grading.judge.verdicts import exercises_dir
 from course.grading.records import grade_id, points
 
 
@@ -82,11 +82,13 @@ def strip_markers(source: str) -> str:
 
 
 def load_variants(assignment: str, kind: str, root: Path = paths.REPO) -> list[Variant]:
-    """Load ``tests/mutants/<assignment>/*.py`` (kind="mutant") or ``tests/alternatives/...`` (kind="alternative")."""
-    folder = root / "tests" / ("mutants" if kind == "mutant" else "alternatives") / assignment
+    """Load ``source/<assignment>/exercises/*/mutants/*.py`` (kind="mutant") or ``.../alternatives/*.py``
+    (kind="alternative"), by file name; each must name the exercise whose folder holds it (``CELL``)."""
+    folder = exercises_dir(assignment, root)
     out = []
     reference = None
-    for path in sorted(folder.glob("*.py")):
+    for path in sorted(folder.glob(f"*/{'mutants' if kind == 'mutant' else 'alternatives'}/*.py"),
+                       key=lambda p: p.name):
         if path.name.startswith("_"):
             continue
         spec = importlib.util.spec_from_file_location(f"_variant_{assignment}_{path.stem}", path)
@@ -106,6 +108,8 @@ def load_variants(assignment: str, kind: str, root: Path = paths.REPO) -> list[V
             raise ValueError(f"{path}: a mutant must list the grade cells it FAILS")
         if kind == "alternative" and fails:
             raise ValueError(f"{path}: an alternative must not FAIL anything")
+        if mod.CELL != path.parent.parent.name:
+            raise ValueError(f"{path}: CELL = {mod.CELL!r}, but it sits in the folder of {path.parent.parent.name!r}")
         out.append(Variant(name=path.stem, kind=kind, cell=mod.CELL,
                            source=source, fails=fails, klass=getattr(mod, "KIND", ""),
                            note=getattr(mod, "NOTE", ""),

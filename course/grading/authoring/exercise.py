@@ -10,7 +10,8 @@ exercise whole:
 4. every mutant (class of mistake, the grade cells it fails, the note a student reads, and its code as a
    unified diff against the reference), then every correct alternative, as diffs too.
 
-It reads the instructor's files (``source/``, ``tests/mutants``, ``tests/alternatives``), never the release, and
+It reads the instructor's files (``source/<chapter>/judge.py`` and the exercise's folder,
+``source/<chapter>/exercises/<grade id>/``: its ``judge.py``, ``mutants/`` and ``alternatives/``), never the release, and
 prints solutions and hidden tests: an instructor's tool, which the student repository does not ship.
 """
 from __future__ import annotations
@@ -78,7 +79,9 @@ def show(chapter: str, exercise: str, root: Path = paths.REPO) -> str:
 
     out = [f"{chapter} · exercise {exercise} · {sum(points(c) for c in grades):g} points in {len(grades)} "
            f"grade cell(s) · {sum(v.kind == 'mutant' for v in variants)} mutants, "
-           f"{sum(v.kind == 'alternative' for v in variants)} alternatives"]
+           f"{sum(v.kind == 'alternative' for v in variants)} alternatives",
+           f"its folder: {(judge_mod.exercises_dir(chapter, root) / exercise).relative_to(root)}/ (judge.py: probes, "
+           "verdicts, WHY; mutants/; alternatives/)"]
     out += [_heading("Statement"), _statement(cells, index) or "(no markdown right above the solution cell)"]
     out += [_heading("Reference solution"), reference.strip("\n")]
     if exercise in judge.why:

@@ -22,9 +22,11 @@ so they cover the whole range a course installation can produce.
 """
 from __future__ import annotations
 
+import atexit
 import contextlib
 import io
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -82,6 +84,9 @@ def _prepare(chapter: str, root: Path, prefix: str):
     # chapter's variants, run side by side at the same seed, once packaged each other's AOTInductor metadata).
     work = Path(tempfile.mkdtemp(prefix=f"{prefix}-{chapter}-", dir=private_tmpdir()))
     os.environ.update(compile_caches(work / ".cache"))
+    # Removed when this process exits, also where the private folder is a parent's (a grading command's child
+    # keeps the folder it was handed, which its parent removes when it exits).
+    atexit.register(shutil.rmtree, work, ignore_errors=True)
     for item in source_notebook(chapter, root).parent.iterdir():
         if item.is_file() and item.suffix != ".ipynb" and item.name != "judge.py":
             (work / item.name).write_bytes(item.read_bytes())

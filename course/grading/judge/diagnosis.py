@@ -1,6 +1,6 @@
 """Misconception diagnosis: a failing answer's verdicts matched to the known mistakes of its exercise.
 
-Every known wrong answer (a mutant, ``tests/mutants/<chapter>/*.py``) carries a ``NOTE`` for students: the
+Every known wrong answer (a mutant, ``source/<chapter>/exercises/<grade id>/mutants/*.py``) carries a ``NOTE`` for students: the
 misconception it makes, never the hidden test. Its **profile** is what the judge decides on it, per seed: for
 each grade cell of its exercise that it fails, the code of the failing check (:attr:`~course.grading.judge.verdicts.
 Verdict.code`: the verdict's line in ``judge.py`` that raised, the exception the code raised in the probe, a
@@ -108,7 +108,8 @@ def diagnose(failed: dict[str, str], exercise: dict[str, str], known: list[Known
 
 
 def path(chapter: str, root: Path) -> Path:
-    return Path(root) / "tests" / "mutants" / chapter / FILE
+    """``source/<chapter>/exercises/profiles.json``: every mutant's profile, beside the exercises."""
+    return Path(root) / "source" / chapter / "exercises" / FILE
 
 
 def key(chapter: str, root: Path) -> str:
@@ -124,7 +125,7 @@ def key(chapter: str, root: Path) -> str:
 
     # the codes are lines of the verdicts (judge.py) and of course.checks, and exception names as the wire passes them
     h = hashlib.sha256(f"codes v{CODES}\0".encode() + load_judge(chapter, root).fingerprint().encode())
-    for source in (judge.judge_path(chapter, root), Path(checks.__file__), Path(wire.__file__)):
+    for source in (*judge.judge_files(chapter, root), Path(checks.__file__), Path(wire.__file__)):
         h.update(b"\0file\0" + Path(source).read_bytes())
     for _, gid, source in reference_cells(reference_notebook(chapter, root)):
         h.update(b"\0cell\0" + gid.encode() + b"\0" + source.encode())

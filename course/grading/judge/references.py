@@ -161,13 +161,15 @@ def compute(chapter: str, root: Path, seeds: int | list[int], limits: Limits | N
 
 
 def _stage_files(folder: Path) -> Path:
-    """A copy of the chapter's source folder without notebooks and without the judge file."""
+    """A copy of the chapter's source folder without notebooks and without the hidden tests (the judge file and
+    the exercises' folders, with their known answers)."""
     import shutil
     import tempfile
 
     dest = Path(tempfile.mkdtemp(prefix="judge-ref-files-"))
     for item in Path(folder).iterdir():
-        if item.suffix == ".ipynb" or item.name == "judge.py" or item.name.startswith((".", "__pycache__")):
+        if (item.suffix == ".ipynb" or item.name in ("judge.py", "exercises")
+                or item.name.startswith((".", "__pycache__"))):
             continue
         if item.is_dir():
             shutil.copytree(item, dest / item.name)

@@ -1,9 +1,10 @@
 """Hidden tests, written as probe + verdict, judged outside the student's kernel.
 
-A chapter's hidden tests live in ``source/<chapter>/judge.py``, beside the
-source notebook. That file is never released (``nbgrader_config.py`` ignores
-it), never mounted in a student's sandbox, and never part of the ``course``
-package. One entry per grade cell::
+A chapter's hidden tests live beside the source notebook: ``source/<chapter>/judge.py`` (the shared part:
+imports, helpers, the :class:`Judge`) and one ``exercises/<grade id>/judge.py`` per exercise, which
+:func:`load` runs in the same namespace, in the notebook's order. None of them is ever released
+(``nbgrader_config.py`` ignores them), mounted in a student's sandbox, or part of the ``course`` package. One
+entry per grade cell::
 
     from course import checks as C
     from course.grading.judge.verdicts import Judge, visible
@@ -48,6 +49,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import importlib.util
+import os
 import re
 import sys
 import textwrap
@@ -164,12 +166,44 @@ class Judge:
 
 
 def judge_path(chapter: str, root: Path) -> Path:
-    """Where a chapter's hidden tests live: ``source/<chapter>/judge.py``."""
+    """Where a chapter's shared judge code lives: ``source/<chapter>/judge.py`` (imports, helpers, the Judge)."""
     return Path(root) / "source" / chapter / "judge.py"
 
 
+def exercises_dir(chapter: str, root: Path) -> Path:
+    """Where a chapter's exercises live, one folder each, named by the solution cell's grade id:
+    ``source/<chapter>/exercises/<grade id>/`` holds ``judge.py`` (the exercise's probes, verdicts and WHY),
+    ``mutants/`` and ``alternatives/`` (its known answers, with their teaching notes)."""
+    return Path(root) / "source" / chapter / "exercises"
+
+
+def exercise_order(chapter: str, root: Path) -> list[str]:
+    """The exercise folders of a chapter, in the order of the source notebook's solution cells (then any other,
+    by name)."""
+    folder = exercises_dir(chapter, root)
+    if not folder.is_dir():
+        return []
+    present = sorted(p.name for p in folder.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
+    notebook = Path(root) / "source" / chapter / f"{chapter}.ipynb"
+    order: list[str] = []
+    if notebook.is_file():
+        import nbformat
+        from nbgrader.utils import is_solution
+
+        from course.grading.records import grade_id
+        order = [grade_id(c) for c in nbformat.read(notebook, as_version=4).cells if is_solution(c)]
+    return [g for g in dict.fromkeys(order) if g in present] + [g for g in present if g not in order]
+
+
+def judge_files(chapter: str, root: Path) -> list[Path]:
+    """Every file of a chapter's hidden tests, in the order :func:`load` runs them."""
+    return [judge_path(chapter, root)] + [p for g in exercise_order(chapter, root)
+                                          if (p := exercises_dir(chapter, root) / g / "judge.py").is_file()]
+
+
 def load(chapter: str, root: Path) -> Judge:
-    """Import ``source/<chapter>/judge.py`` and return its :class:`Judge` (raise :class:`JudgeError` if absent)."""
+    """Import ``source/<chapter>/judge.py``, then run each ``exercises/<grade id>/judge.py`` in its namespace (in
+    the notebook's order), and return the :class:`Judge` (raise :class:`JudgeError` if absent)."""
     path = judge_path(chapter, root)
     if not path.is_file():
         raise JudgeError(f"{path} does not exist: every chapter needs its hidden tests in a judge file")
@@ -177,12 +211,16 @@ def load(chapter: str, root: Path) -> Judge:
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
+    current = path
     try:
         spec.loader.exec_module(module)
+        for current in judge_files(chapter, root)[1:]:
+            # compiled under its own file name: inspect reads a probe's source from it, tracebacks name it
+            exec(compile(current.read_bytes(), str(current), "exec"), vars(module))  # noqa: S102 - the course's code
     except JudgeError:
         raise
     except Exception as err:  # noqa: BLE001
-        raise JudgeError(f"{path} failed to import: {type(err).__name__}: {err}") from err
+        raise JudgeError(f"{current} failed to import: {type(err).__name__}: {err}") from err
     judges = [v for v in vars(module).values() if isinstance(v, Judge)]
     if len(judges) != 1:
         raise JudgeError(f"{path} must define exactly one Judge() (found {len(judges)})")
@@ -430,17 +468,17 @@ def _probe_code(error) -> str:
 
 
 def _check_code(err: BaseException, probe: Probe) -> str:
-    """Which check failed, and how: the frames of the verdict's file (judge.py), innermost last, then the line of
-    ``course.checks`` that failed (a wrong type, shape, dtype or value are different lines there), each as the
-    function's name and the line's offset from the function's first line (so edits elsewhere do not move it)."""
+    """Which check failed, and how: the frames of the chapter's judge files (its ``judge.py`` and its exercises'),
+    innermost last, then the line of ``course.checks`` that failed (a wrong type, shape, dtype or value are
+    different lines there), each as the function's name and the line's offset from the function's first line (so
+    edits elsewhere do not move it, nor moving a function to another of the files)."""
     from course import checks
 
-    home = getattr(getattr(probe.check, "__code__", None), "co_filename", None)
     frames, how, tb = [], "", err.__traceback__
     while tb is not None:
         code = tb.tb_frame.f_code
         where = f"{code.co_name}+{tb.tb_lineno - code.co_firstlineno}"
-        if code.co_filename == home:
+        if os.path.basename(code.co_filename) == "judge.py":
             frames.append(where)
         elif code.co_filename == checks.__file__ and code.co_name != "_fail":
             how = where
