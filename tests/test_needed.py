@@ -151,6 +151,46 @@ def test_a_demonstration_that_changes_the_process_state_runs():
         assert skip(nb) == set(), demo
 
 
+def test_the_second_attacks_holes_are_closed():
+    """What an independent attack found after the first fix: each demonstration below runs."""
+    setup = (SETUP + "\nimport os, warnings, subprocess\nimport matplotlib.pyplot as plt\nfrom course import deploy"
+             "\nmodel = torch.nn.Sequential(torch.nn.BatchNorm1d(2))\nhistory = []")
+    test = ("test", "assert model.training and history == [] and torch.ones(1).dtype == torch.float32")
+    for demo in ("cfg = torch._dynamo.config\ncfg.cache_size_limit = 1",
+                 "import torch._dynamo.config as dcfg\ndcfg.cache_size_limit = 1",
+                 "env = os.environ\nenv['X'] = '1'",
+                 "with open('a.txt', 'w') as f:\n    f.write('x')",
+                 "torch.jit.save(torch.jit.script(torch.nn.Linear(1, 1)), 'm.pt')",
+                 "plt.savefig('a.png')", "subprocess.run(['true'])", "deploy.filter_jit_deprecation()",
+                 "with warnings.catch_warnings():\n    pass\nwarnings.filterwarnings('error')",
+                 "from torch.library import custom_op\n@custom_op('demo::f', mutates_args=())\n"
+                 "def f(x: torch.Tensor) -> torch.Tensor:\n    return x.clone()",
+                 "model(torch.randn(4, 2))", "freeze = lambda ms: None\nfreeze([model])",
+                 "h = history or []\nh.append(1)", "torch._C._jit_set_profiling_executor(False)"):
+        nb = _nb(("setup", setup), ("demo", demo), test)
+        assert skip(nb) == set(), demo
+    # scoped changes are put back: these are skipped
+    for demo in ("with torch._dynamo.config.patch(cache_size_limit=1):\n    print(1)",
+                 "with warnings.catch_warnings():\n    warnings.simplefilter('ignore')\n    print(1)",
+                 "torch.manual_seed(0)\nprint(torch.randn(2))", "with torch.no_grad():\n    print(model[0].weight)"):
+        nb = _nb(("setup", setup), ("demo", demo), test)
+        assert skip(nb) == {1}, demo
+
+
+def test_a_notebook_the_student_added_to_or_reordered_runs_whole():
+    instructor = _nb(("setup", SETUP), ("demo", "print(1)"), ("demo", "print(2)"), ("answer", "def f(x):\n    return x"))
+    assert skippable(instructor, (), instructor) == {1, 2}
+    moved = nbformat.from_dict(instructor)
+    moved.cells[1], moved.cells[2] = moved.cells[2], moved.cells[1]
+    assert skippable(moved, (), instructor) == set()
+    above = nbformat.from_dict(instructor)  # a cell of the student's above the set-up cell
+    above.cells.insert(0, nbformat.v4.new_code_cell("import torch"))
+    assert skippable(above, (), instructor) == set()
+    deleted = nbformat.from_dict(instructor)  # a demonstration deleted: the rest is still the instructor's
+    del deleted.cells[1]
+    assert skippable(deleted, (), instructor) == {1}
+
+
 def test_del_reads_the_name():
     nb = _nb(("setup", SETUP), ("demo", "big = torch.zeros(10)"), ("answer", "del big\ndef f(x):\n    return x"))
     assert skip(nb) == set()

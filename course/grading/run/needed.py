@@ -1,33 +1,39 @@
 """Which cells of a submission the grader need not run: the instructor's demonstrations whose results nothing
 graded reads.
 
-Stock nbgrader runs every cell. Most of a chapter's time in grading goes to its demonstrations (plots, timings,
+Stock nbgrader runs every cell. Much of a chapter's time in grading goes to its demonstrations (plots, timings,
 printed tables), whose results no answer, test cell or probe reads. :func:`skippable` finds them by reading the
 code of the notebook the student handed in, conservatively:
 
-* Only the instructor's own demonstrations are ever skipped: a cell whose id and code are those of the chapter's
-  source notebook, unchanged. A cell the student added or edited always runs, as do the answers (solution
-  cells), the test cells and the set-up cell.
+* Only a notebook whose every code cell but the answers is the instructor's (the source notebook's cell ids and
+  code, unchanged, in order) has anything skipped. A student who added, edited or moved a cell gets every cell
+  run: their cells may reach a demonstration's effects in ways no reading follows (``torch.ops`` of an op they
+  registered, a compile cache a skipped reset would have cleared).
+* Always run: the answers (solution cells), the test cells, the set-up cell, any cell that cannot be read.
 * A demonstration runs when it binds a name that a running cell or a probe reads (the closure is taken until
-  nothing changes), when it may change an object a running cell or probe reads (it stores into it: ``x.a =``,
-  ``x[i] =``, ``x +=``; calls one of its methods: ``x.train()``; hands it, or a part of it, to a call:
-  ``fit(x)``; or does so through an alias: ``w = x.weight; w.zero_()``), when it reads anything the student's
-  code binds (it calls the student's function: what that does is unknown), and when it calls something that
-  changes the process's state (torch's settings and registries, warnings filters, the environment, the working
-  folder, files written: :data:`GLOBAL_STATE`). The chapter's settings are the exception to "hands it to a
-  call": the constants (UPPER_CASE) that only the set-up cell binds and no cell changes (``CFG``, ``DEVICE``).
+  nothing changes); when it may change an object a running cell or probe reads: it stores into it (``x.a =``,
+  ``x[i] =``, ``x +=``), calls it or one of its methods (``net(x)``, ``x.train()``), hands it, or a part of it,
+  to a call (``fit(x)``, ``freeze([x])``), or does any of these through an alias (``w = x.weight; w.zero_()``);
+  when it reads anything an answer binds (it calls the student's function: what that does is unknown); when it
+  stores into a module (``os.environ[...] =``, ``cfg = torch._dynamo.config; cfg.x =``); and when it calls
+  something that changes the process's state: torch's settings and op registries, warnings filters, the
+  environment, the working folder, processes, files written (:data:`GLOBAL_STATE`, :data:`STATE_VERBS`,
+  :data:`WRITING_METHODS`), unless inside a ``with`` that puts it back (:data:`RESTORING`). The chapter's settings
+  are the exception to "hands it to a call": the constants (UPPER_CASE) that only the set-up cell binds and no
+  cell changes (``CFG``, ``DEVICE``).
 * A name a cell reads counts only where its value may come from an earlier cell (read before the cell binds it,
   or by a function, which may run later); ``del x`` reads x.
 * Any cell that reaches names by string (``globals()``, ``exec``, ``get_ipython``, ``__main__``, ``import *``, a
   magic other than ``%matplotlib``) makes every cell run. The probes are the course's own code: what they reach
   by string (Chapter 2 records the ``course.graphs`` functions under every name the notebook bound to one) is
   what the answers read by name.
+* Seeding a random number generator is not counted (:data:`RNG`): every probe and hidden test seeds its own
+  inputs, and the reference's run skips the same demonstrations, so an answer meets the same stream in both runs.
 
-What is left is skipped, in the student's run and in the reference's alike (the same demonstrations: a student
-who changed nothing around an answer gets exactly the reference's skips, so the random-number stream an answer
-sees at the top level is the reference's too). A skipped cell says so where its outputs would be, and the report
-lists it. The end-to-end tests grade every chapter's reference, mutants, alternatives and attacks this way, and
-check that the reference's visible tests all pass in its kernel.
+A skipped cell says so where its outputs would be, and the report lists it. Two independent attacks found holes
+in earlier versions of these rules, each now a case in ``tests/test_needed.py``. The end-to-end tests grade
+every chapter's reference, mutants, alternatives and attacks this way, and check that the reference's visible
+tests all pass in its kernel. ``c.GradingLimits.run_every_cell = True`` turns skipping off.
 """
 from __future__ import annotations
 
@@ -265,16 +271,32 @@ def analyse(source: str) -> Names | None:
                 root = _root(node.func.value)
                 if root:
                     out.calls.add(root)
-            if isinstance(node.func, ast.Name) and node.func.id in PURE_BUILTINS:
-                continue
-            for arg in [*node.args, *(k.value for k in node.keywords)]:
-                root = _root(arg)
-                if root:
+            if isinstance(node.func, ast.Name):
+                if node.func.id in PURE_BUILTINS:
+                    continue
+                out.calls.add(node.func.id)  # ``net(x)``, ``tick()``: calling an object may change it
+            args = [*node.args, *(k.value for k in node.keywords)]
+            while args:
+                arg = args.pop()
+                if isinstance(arg, (ast.List, ast.Tuple, ast.Set)):
+                    args.extend(arg.elts)  # ``freeze_all([model])``
+                elif isinstance(arg, ast.Starred):
+                    args.append(arg.value)
+                elif root := _root(arg):
                     out.passes.add(root)
     # An alias (``w = model.weight``, ``for layer in layers``, ``p, = params``, ``with x as y``) changes what it
     # came from: a change through it counts against the names it was taken from, to a fixed point.
-    out.direct_stores = out.stores & out.reads
-    aliases = _aliases(tree)
+    aliases, refs = _aliases(tree)
+    # stores into what the code names: an earlier cell's object, a module this cell imports, or either through a
+    # plain reference (``cfg = torch._dynamo.config; cfg.x = 1``, ``env = os.environ; env["X"] = "1"``)
+    direct = set(out.stores)
+    todo = list(direct)
+    while todo:
+        for origin in refs.get(todo.pop(), ()):
+            if origin not in direct:
+                direct.add(origin)
+                todo.append(origin)
+    out.direct_stores = direct & (out.reads | out.imports)
     for attr in ("stores", "calls", "passes"):
         names = getattr(out, attr)
         todo = list(names)
@@ -287,17 +309,30 @@ def analyse(source: str) -> Names | None:
     out.stores &= out.reads
     out.calls &= out.reads
     out.passes &= out.reads
+    # A context manager that puts back what it changes (``config.patch``, ``no_grad``, ``set_stance``) changes
+    # nothing past its block; nor do the warnings calls inside ``with warnings.catch_warnings():``.
     scoped = frozenset(id(item.context_expr) for node in ast.walk(tree) if isinstance(node, (ast.With, ast.AsyncWith))
-                       for item in node.items)
-    restored = any(isinstance(n, ast.Call) and _dotted(n.func) == "warnings.catch_warnings" for n in ast.walk(tree))
-    out.global_state = any(_changes_state(node, scoped, restored) for node in ast.walk(tree))
+                       for item in node.items if _dotted(getattr(item.context_expr, "func", None)).endswith(RESTORING))
+    inside = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.With, ast.AsyncWith)) and any(
+                _dotted(getattr(item.context_expr, "func", None)) == "warnings.catch_warnings" for item in node.items):
+            inside |= {id(n) for stmt in node.body for n in ast.walk(stmt)}
+    decorators = {id(d) for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                                       ast.ClassDef)) for d in node.decorator_list}
+    out.global_state = any(_changes_state(node, scoped, inside) or (id(node) in decorators and _registers(node))
+                           for node in ast.walk(tree))
     return out
 
 
-def _aliases(tree: ast.AST) -> dict[str, set[str]]:
-    """``{name: the names its object may come from}`` for the names a cell binds to (part of) another name's object:
-    ``a = b``, ``a = b.c[0]``, ``a, b = c``, ``for a in b``, ``with b as a``, ``a := b``, and comprehension targets."""
+def _aliases(tree: ast.AST) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """``({name: the names its object may come from}, {name: the names it is a plain reference into})`` for the
+    names a cell binds to (part of) another name's object: ``a = b``, ``a = b.c[0]``, ``a, b = c``, ``for a in b``,
+    ``with b as a``, ``a := b``, ``a = b or c``, and comprehension targets. The second map keeps only plain
+    references (``cfg = torch._dynamo.config``, not ``m = nn.Linear(2, 2)``): a store through one is a store into
+    what it refers to, a module included."""
     out: dict[str, set[str]] = {}
+    refs: dict[str, set[str]] = {}
 
     def origins(value: ast.AST) -> set[str]:
         """The outside names whose object ``value`` may be (part of): ``b.c[0]`` -> b; ``b.params()``,
@@ -314,6 +349,8 @@ def _aliases(tree: ast.AST) -> dict[str, set[str]]:
             return set().union(*(origins(e) for e in value.elts)) if value.elts else set()
         if isinstance(value, ast.IfExp):
             return origins(value.body) | origins(value.orelse)
+        if isinstance(value, ast.BoolOp):
+            return set().union(*(origins(v) for v in value.values))
         return set()
 
     def link(target: ast.AST | None, value: ast.AST) -> None:
@@ -325,9 +362,12 @@ def _aliases(tree: ast.AST) -> dict[str, set[str]]:
                 link(t, v)
             return
         found = origins(value)
+        plain = isinstance(value, (ast.Name, ast.Attribute, ast.Subscript)) and _root(value)
         for n in ast.walk(target):
             if isinstance(n, ast.Name) and found - {n.id}:
                 out.setdefault(n.id, set()).update(found - {n.id})
+                if plain and isinstance(target, ast.Name):
+                    refs.setdefault(n.id, set()).update(found - {n.id})
 
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign):
@@ -340,7 +380,7 @@ def _aliases(tree: ast.AST) -> dict[str, set[str]]:
         elif isinstance(node, (ast.With, ast.AsyncWith)):
             for item in node.items:
                 link(item.optional_vars, item.context_expr)
-    return out
+    return out, refs
 
 
 #: Calls that change the process's state, which a later cell may see whatever names it reads: torch's global
@@ -353,7 +393,9 @@ GLOBAL_STATE = ("torch.set_", "torch.use_deterministic_algorithms", "torch.backe
                 "warnings.", "os.environ", "os.putenv", "os.chdir", "os.remove", "os.unlink", "os.rename",
                 "os.makedirs", "os.mkdir", "sys.path", "sys.setrecursionlimit", "shutil.", "np.save", "numpy.save",
                 "json.dump", "pickle.dump", "logging.basicConfig", "logging.disable", "plt.rcParams",
-                "matplotlib.rc", "set_seed", "seed_everything")
+                "matplotlib.rc", "torch._C._", "torch.jit.save", "torch.export.save", "torch.distributed.",
+                "dist.", "mp.set_", "multiprocessing.set_", "np.set_", "numpy.set_", "torch.hub.set_",
+                "subprocess.", "os.system", "torch.autograd.grad_mode.")
 #: ... but not these, which read state, or put back what they change (a demonstration that compiles and then
 #: resets Dynamo, skipped, leaves its caches as they were).
 NEUTRAL = ("torch._dynamo.reset", "torch._dynamo.explain", "torch._dynamo.lookup_backend", "torch._dynamo.graph_break",
@@ -363,9 +405,23 @@ NEUTRAL = ("torch._dynamo.reset", "torch._dynamo.explain", "torch._dynamo.lookup
            "torch.backends.cudnn.is_available", "torch.backends.cudnn.version", "os.environ.get",
            "os.environ.items", "os.environ.copy", "os.environ.keys", "torch.compiler.cudagraph_mark_step_begin",
            "torch.compiler.is_compiling", "torch._dynamo.is_compiling", "warnings.warn")
+#: Calls whose last name says they change state somewhere, whatever module they come from (a course helper that
+#: installs a warnings filter, ``set_grad_enabled`` imported bare, ``dist.init_process_group``, ``@custom_op``).
+STATE_VERBS = ("set_", "register", "filter", "quiet", "install", "enable", "disable", "patch", "init_", "use_",
+               "destroy_", "add_", "custom_op", "triton_op", "define", "impl", "load_library", "setLevel")
+STATE_NAMES = frozenset({"Library", "system", "run", "call", "check_call", "check_output", "Popen", "savefig",
+                         "__enter__", "clear", "cache_clear"})
+#: Seeding the random number generators is not counted: every probe and hidden test seeds its own inputs, and the
+#: reference's run skips the same demonstrations, so an answer meets the same stream in both runs.
+RNG = ("torch.manual_seed", "torch.random.", "torch.set_rng_state", "torch.cuda.manual_seed", "np.random.seed",
+       "numpy.random.seed", "random.seed", "set_seed", "seed_everything", "L.seed_everything")
+#: Context managers that put back, at the end of their block, what they change.
+RESTORING = ("patch", "catch_warnings", "set_stance", "no_grad", "enable_grad", "inference_mode", "autocast",
+             "set_grad_enabled", "device", "TemporaryDirectory", "profile", "record_function", "redirect_stdout",
+             "redirect_stderr", "suppress", "capture_output", "catch_warnings", "sdpa_kernel", "detect_anomaly")
 #: Method names that write files or change a folder, whatever they are called on (a Path, a model).
 WRITING_METHODS = frozenset({"write_text", "write_bytes", "mkdir", "unlink", "rmdir", "touch", "chmod", "symlink_to",
-                             "writelines", "save_pretrained", "to_csv"})
+                             "writelines", "save_pretrained", "to_csv", "save", "savefig", "dump"})
 
 
 def _dotted(node: ast.AST) -> str:
@@ -378,24 +434,33 @@ def _dotted(node: ast.AST) -> str:
     return ".".join(reversed(parts))
 
 
-def _changes_state(node: ast.AST, scoped: frozenset[int] = frozenset(), restored: bool = False) -> bool:
+def _changes_state(node: ast.AST, scoped: frozenset[int] = frozenset(), restored=frozenset()) -> bool:
     """Whether ``node`` is a call that may change the process's state (see :data:`GLOBAL_STATE`). ``scoped``: the
-    calls that are a ``with`` statement's context (``config.patch``, ``set_stance``: put back at its end);
-    ``restored``: the cell saves and restores the warnings filters (``warnings.catch_warnings``)."""
+    calls that are a ``with`` statement's context and put back what they change (:data:`RESTORING`);
+    ``restored``: the nodes inside ``with warnings.catch_warnings():``."""
     if not isinstance(node, ast.Call) or id(node) in scoped:
         return False
     name = _dotted(node.func)
-    if name.startswith(NEUTRAL) or (restored and name.startswith("warnings.")):
+    if name.startswith(NEUTRAL + RNG) or (id(node) in restored and name.startswith("warnings.")):
         return False
-    if name and (name.startswith(GLOBAL_STATE) or name.split(".")[-1] in ("set_seed", "seed_everything")):
+    last = name.split(".")[-1]
+    if last in ("set_seed", "seed_everything", "manual_seed"):
+        return False
+    if name and (name.startswith(GLOBAL_STATE) or last.startswith(STATE_VERBS) or last in STATE_NAMES):
         return True
     if isinstance(node.func, ast.Attribute) and node.func.attr in WRITING_METHODS:
         return True
-    if name == "open" and len(node.args) > 1 and isinstance(node.args[1], ast.Constant) and set(
-            str(node.args[1].value)) & set("wax+"):
-        return True
-    return any(k.arg == "mode" and isinstance(k.value, ast.Constant) and set(str(k.value.value)) & set("wax+")
-               for k in node.keywords) if name == "open" else False
+    # a file opened for writing (open, Path.open, ZipFile, tarfile.open ...): a mode with w, a, x or +
+    modes = [a for a in node.args[1:2] if last in ("open", "ZipFile", "TarFile")] + [
+        k.value for k in node.keywords if k.arg == "mode"]
+    return any(isinstance(m, ast.Constant) and isinstance(m.value, str) and set(m.value) & set("wax+") for m in modes)
+
+
+def _registers(decorator: ast.AST) -> bool:
+    """A decorator that registers what it decorates somewhere global (``@custom_op(...)``, ``@register_fake``)."""
+    name = _dotted(decorator.func if isinstance(decorator, ast.Call) else decorator)
+    last = name.split(".")[-1]
+    return bool(name) and (name.startswith(GLOBAL_STATE) or last.startswith(STATE_VERBS) or last in STATE_NAMES)
 
 
 def _probe_reads(source: str) -> set[str]:
@@ -422,8 +487,20 @@ def skippable(nb, probe_sources=(), instructor=None) -> set[int]:
     is skipped."""
     if instructor is None:
         return set()
+    # (the test cells are compared by id only: the worker strips their hidden part, and nbgrader puts back the
+    # instructor's version of every locked cell anyway)
     theirs = {c.get("id"): c.source.strip() for c in instructor.cells
               if c.cell_type == "code" and c.get("id") and not _always_runs(c)}
+    # Only a notebook whose every code cell but the answers is the instructor's, unchanged and in order: a cell the
+    # student added, edited or moved may reach the demonstrations' effects in ways no reading can follow
+    # (``torch.ops`` of an op they registered, a compile cache a reset would clear), so then every cell runs.
+    order = [c.get("id") for c in instructor.cells if c.cell_type == "code"]
+    mine = [c for c in nb.cells if c.cell_type == "code" and not _always_runs(c)]
+    if any(theirs.get(c.get("id")) != c.source.strip() for c in mine if c.source.strip()):
+        return set()
+    ids = [c.get("id") for c in nb.cells if c.cell_type == "code"]
+    if [i for i in order if i in set(ids)] != [i for i in ids if i in set(order)]:
+        return set()
     names: dict[int, Names | None] = {i: analyse(c.source) for i, c in enumerate(nb.cells)
                                       if c.cell_type == "code" and c.source.strip()}
     if not names:
@@ -431,7 +508,7 @@ def skippable(nb, probe_sources=(), instructor=None) -> set[int]:
     setup = min(names)  # the chapter's set-up cell: imports, settings, seeds
     candidates = {i for i, n in names.items()
                   if i != setup and n is not None and not n.dynamic and not n.global_state
-                  and not _always_runs(nb.cells[i]) and theirs.get(nb.cells[i].get("id")) == nb.cells[i].source.strip()}
+                  and not _always_runs(nb.cells[i])}
     runs = set(names) - candidates
     needed: set[str] = set()
     for i in runs:
@@ -443,12 +520,10 @@ def skippable(nb, probe_sources=(), instructor=None) -> set[int]:
         needed |= n.reads
     for source in probe_sources:
         needed |= _probe_reads(source)
-    # The student's own code (answers, cells added or edited): what it does when called is unknown, so a
-    # demonstration that reads any name it binds (calls the student's function, uses the student's object) runs.
-    students = set().union(*(names[i].binds - names[i].imports for i in runs if names[i] is not None
-                             and (_always_runs(nb.cells[i]) and is_solution(nb.cells[i])
-                                  or theirs.get(nb.cells[i].get("id")) != nb.cells[i].source.strip()
-                                  and not is_grade(nb.cells[i]) and i != setup)))
+    # The student's own code (the answers): what it does when called is unknown, so a demonstration that reads any
+    # name it binds (calls the student's function, uses the student's object) runs.
+    students = set().union(*(names[i].binds - names[i].imports for i in runs
+                             if names[i] is not None and is_solution(nb.cells[i])))
     # The settings: the constants (UPPER_CASE, PEP 8) the set-up cell binds and no other cell rebinds, stores into
     # or calls a method of (CFG, DEVICE, WORK ...). Handing one to a function reads it.
     others = [n for i, n in names.items() if i != setup and n is not None]
@@ -457,6 +532,7 @@ def skippable(nb, probe_sources=(), instructor=None) -> set[int]:
     variables = set().union(*(names[i].variables for i in runs if names[i] is not None))
     # a store into a module (``os.environ[...] =``, ``torch.backends.x =``) is the process's state
     modules = set().union(*(n.imports for n in names.values() if n is not None))
+    bound = set().union(*(n.binds for n in names.values() if n is not None))  # the notebook's names (no builtins)
     changed = True
     while changed:
         changed = False
@@ -467,7 +543,7 @@ def skippable(nb, probe_sources=(), instructor=None) -> set[int]:
             # (a store through an alias of a module's result, ``m = nn.Linear(2, 2); m.bias = None``, is into a
             # new object, not into the module)
             if (n.binds & needed or (n.stores - modules) & needed or n.direct_stores & modules or n.reads & students
-                    or (n.calls | (n.passes - settings)) & needed & variables):
+                    or (n.calls - modules) & needed & bound or (n.passes - settings) & needed & variables):
                 runs.add(i)
                 needed |= n.reads
                 variables |= n.variables
