@@ -694,9 +694,11 @@ import os
 course, checkout, chapter, home = {course!r}, {checkout!r}, {chapter!r}, {home!r}
 paths = [f"{{course}}/source/{{chapter}}/judge.py", f"{{course}}/.git/HEAD", f"{{course}}/.git/config",
          f"{{course}}/.judge/secret", f"{{course}}/gradebook.db", f"{{course}}/grades.csv",
-         f"{{course}}/nbgrader_config.py", f"{{course}}/source/{{chapter}}/exercises", f"{{course}}/submitted", f"{{course}}/autograded",
+         f"{{course}}/nbgrader_config.py", f"{{course}}/source/{{chapter}}/exercises",
+         f"{{course}}/source/{{chapter}}/exercises/profiles.json", f"{{course}}/submitted", f"{{course}}/autograded",
          f"{{course}}/feedback", f"{{course}}/.judge", f"{{checkout}}/source/{{chapter}}/judge.py", f"{{checkout}}/.git/HEAD",
-         f"{{checkout}}/.git", f"{{checkout}}/source", f"{{checkout}}/source/{{chapter}}/exercises", f"{{checkout}}/.judge",
+         f"{{checkout}}/.git", f"{{checkout}}/source", f"{{checkout}}/source/{{chapter}}/exercises",
+         f"{{checkout}}/source/{{chapter}}/exercises/profiles.json", f"{{checkout}}/.judge",
          f"{{checkout}}", f"{{home}}", f"{{home}}/{{chapter}}", f"{{course}}"]
 for p in paths:
     try:

@@ -50,7 +50,8 @@ def test_it_holds_no_solution_probe_or_instructor_tool(published):
     assert publish.check(published) == []
     for bad in ("source", "tests", "course/grading", "course/serving", "nbgrader_config.py", "benchmarks", "tools", ".ci"):
         assert not (published / bad).exists(), bad
-    assert not list(published.rglob("judge.py"))
+    assert not list(published.rglob("judge.py")) and not list(published.rglob("exercises"))
+    assert not list(published.rglob("profiles.json"))
     text = "\n".join(p.read_text(errors="replace") for p in published.rglob("*") if p.is_file())
     assert "def probe_" not in text and "judge.probe" not in text and "BEGIN SOLUTION" not in text
 
@@ -67,8 +68,13 @@ def test_the_check_would_catch_a_leak(published, tmp_path):
     (leaky / "source").mkdir()
     (leaky / "extra").mkdir()
     (leaky / "extra" / "judge.py").write_text("@judge.probe('x')\ndef probe_x(seed):\n    pass\n")
+    (leaky / "release" / "exercises" / "sgd_step" / "mutants").mkdir(parents=True)  # an exercise's known answers
+    (leaky / "release" / "exercises" / "sgd_step" / "mutants" / "m.py").write_text('CELL = "sgd_step"\n')
+    (leaky / "extra" / "profiles.json").write_text("{}")
     problems = " | ".join(publish.check(leaky))
     assert "solution line" in problems and "source is in" in problems and "a judge file" in problems
+    assert "release/exercises/sgd_step/mutants/m.py: an exercise's hidden tests or known answers" in problems
+    assert "extra/profiles.json: an exercise's hidden tests or known answers" in problems
 
 
 def test_the_student_repository_sets_up_its_own_lab(published):

@@ -252,7 +252,8 @@ def publish(dest: Path, root: Path = REPO, force: bool = False, repo: str | None
             else:
                 p.unlink()
     dest.mkdir(parents=True, exist_ok=True)
-    shutil.copytree(root / "release", dest / "release", ignore=shutil.ignore_patterns(".ipynb_checkpoints", "judge.py"))
+    shutil.copytree(root / "release", dest / "release",
+                    ignore=shutil.ignore_patterns(".ipynb_checkpoints", "judge.py", "exercises", "profiles.json"))
     shutil.copytree(root / "course", dest / "course",
                     ignore=shutil.ignore_patterns("grading", "serving", "__pycache__", "*.pyc"))
     (dest / "pyproject.toml").write_text(student_pyproject((root / "pyproject.toml").read_text()))
