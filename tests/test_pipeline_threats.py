@@ -464,7 +464,7 @@ for code in judge.codes():
 # the student's process can read) must not come back in any message: as an exception's message, type and
 # frames, or as the strings of an answer that a verdict quotes.
 from course.grading.judge.verdicts import judge_files
-judge_lines = {x.strip() for x in "\n".join(f.read_text() for f in judge_files(chapter, root)).splitlines()
+judge_lines = {x.strip() for f in judge_files(chapter, root) for x in f.read_text().splitlines()
                if len(x.strip()) >= 20}
 out["leaks"] = []
 
