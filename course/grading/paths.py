@@ -43,6 +43,11 @@ def intake_log_path(root: Path, chapter: str, student: str) -> Path:
     return Path(root) / JUDGE / "intake" / chapter / f"{student}.json"
 
 
+def source_notebooks(root: Path, chapter: str) -> list[Path]:
+    """The notebooks of ``source/<chapter>/`` (a chapter has exactly one: its source notebook)."""
+    return sorted((Path(root) / "source" / chapter).glob("*.ipynb"))
+
+
 def report_path(root: Path, chapter: str, student: str) -> Path:
     """Where the judge's report of one submission is kept (instructor only): ``.judge/reports/<chapter>/<student>.json``."""
     return judge_subdir(root, "reports", chapter) / f"{student}.json"

@@ -74,7 +74,7 @@ def student_seed(secret: bytes, assignment: str, student: str) -> int:
 
 
 def source_notebook(chapter: str, root: Path) -> Path:
-    nbs = sorted((Path(root) / "source" / chapter).glob("*.ipynb"))
+    nbs = paths.source_notebooks(root, chapter)
     if len(nbs) != 1:
         raise JudgeError(f"source/{chapter} must hold exactly one notebook, found {len(nbs)}")
     return nbs[0]

@@ -59,6 +59,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from course.grading import paths
 from course.grading.text import printable
 from course.grading.run.worker import ProbeCode
 
@@ -184,14 +185,14 @@ def exercise_order(chapter: str, root: Path) -> list[str]:
     if not folder.is_dir():
         return []
     present = sorted(p.name for p in folder.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
-    notebook = Path(root) / "source" / chapter / f"{chapter}.ipynb"
+    notebooks = paths.source_notebooks(root, chapter)
     order: list[str] = []
-    if notebook.is_file():
+    if len(notebooks) == 1:
         import nbformat
         from nbgrader.utils import is_solution
 
         from course.grading.records import grade_id
-        order = [grade_id(c) for c in nbformat.read(notebook, as_version=4).cells if is_solution(c)]
+        order = [grade_id(c) for c in nbformat.read(notebooks[0], as_version=4).cells if is_solution(c)]
     return [g for g in dict.fromkeys(order) if g in present] + [g for g in present if g not in order]
 
 

@@ -39,6 +39,7 @@ from nbclient.exceptions import DeadKernelError
 from nbclient.util import ensure_async, run_sync
 
 from course.grading.intake import files as intake
+from course.grading import paths
 from course.grading.run import needed, wire
 from course.grading.config import Limits
 from course.grading.run.sandbox import Inotify, Sandbox, Watchdog, descendants, detect, kill_tree, start_time
@@ -715,9 +716,9 @@ def run_submission(nb: nbformat.NotebookNode, chapter: str, student: str, probes
                 c.source = strip_hidden_tests(c.source)
     skip = {i for i, c in enumerate(nb.cells) if skip_tests and is_grade(c)}
     demonstrations: set[int] = set()
-    instructor = Path(course_root) / "source" / chapter / f"{chapter}.ipynb" if course_root is not None else None
-    if not (limits.run_every_cell or replay_only) and instructor is not None and instructor.is_file():
-        demonstrations = needed.skippable(nb, [p.source for p in probes], nbformat.read(instructor, as_version=4))
+    instructor = paths.source_notebooks(course_root, chapter) if course_root is not None else []
+    if not (limits.run_every_cell or replay_only) and len(instructor) == 1:
+        demonstrations = needed.skippable(nb, [p.source for p in probes], nbformat.read(instructor[0], as_version=4))
     if scratch_base is None:
         from course.grading.run.scratch import private_tmpdir
         scratch_base = Path(private_tmpdir())  # not /tmp itself: the folder below is opened up for the sandbox
