@@ -281,7 +281,7 @@ def test_a_widget_reruns_when_moved(page, student, course):
 
 def test_a_wrong_answer_shows_the_short_tutor_message(page, student, course):
     """Chapter 1 with a real student mistake typed in (sgd_step that never clears .grad)."""
-    from course.grading.authoring import answers
+    from course.grading.judge import answers
     wrong = next(v for v in answers.load_variants("01_dynamic_graphs", "mutant", REPO)
                  if v.cell == "sgd_step" and "test_sgd_step_no_accumulation" in v.fails and v.klass == "graph")
 

@@ -27,7 +27,8 @@ import nbformat
 import pytest
 
 from conftest import CHAPTERS, REPO
-from course.grading.authoring import answers, attacks, notebooks, trial
+from course.grading.judge import answers
+from course.grading.authoring import attacks, notebooks, trial
 from course.grading.nbgrader import wrapper as nbgrader_io
 from course.grading.run.worker import SKIPPED_TEXT, strip_hidden_tests
 from nbgrader.utils import is_grade, is_solution

@@ -24,7 +24,8 @@ from pathlib import Path
 import pytest
 
 import toycourse
-from course.grading.classroom import pipeline as classgrade
+from course.grading.classroom import feedback, stage
+from course.grading.records import ClassResult
 from course.grading.authoring import attacks, demo, trial
 from course.grading.nbgrader import wrapper as nbgrader_io
 from course.grading.run.sandbox import detect
@@ -199,8 +200,8 @@ def test_feedback_has_messages_but_no_hidden_code_unless_asked(graded_class):
     text = (course / "feedback" / "mutants-1" / CH / "grader.md").read_text()
     assert "failed" in text and "def probe_" not in text
     from course.grading.records import Report
-    results = classgrade.ClassResult(reports={CH: {"mutants-1": Report.from_json(graded_class["reports"]["mutants-1"])}})
-    classgrade.write_feedback(course, results, [CH], show_tests=True)
+    results = ClassResult(reports={CH: {"mutants-1": Report.from_json(graded_class["reports"]["mutants-1"])}})
+    feedback.write_feedback(course, results, [CH], show_tests=True)
     assert "def probe_" in (course / "feedback" / "mutants-1" / CH / "grader.md").read_text()
 
 
@@ -217,35 +218,35 @@ def test_worked_solutions_only_when_asked_and_once_the_due_date_passed(graded_cl
 
     course = graded_class["course"]
     db = nbgrader_io.sqlite(course / "gradebook.db")
-    results = classgrade.ClassResult(reports={CH: {s: Report.from_json(graded_class["reports"][s])
+    results = ClassResult(reports={CH: {s: Report.from_json(graded_class["reports"][s])
                                                    for s in ("mutants-1", "empty")}})
     grader_md = lambda s: (course / "feedback" / s / CH / "grader.md").read_text()  # noqa: E731
     now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
     said: list[str] = []
     try:
-        classgrade.write_feedback(course, results, [CH], db_url=db, log=said.append)  # no due date: held back
+        feedback.write_feedback(course, results, [CH], db_url=db, log=said.append)  # no due date: held back
         assert "Worked solutions" not in grader_md("mutants-1")
         assert len(said) == 1 and "has no due date" in said[0], said
         with Gradebook(db) as gb:
             gb.update_or_create_assignment(CH, duedate=now + datetime.timedelta(days=1))
-        classgrade.write_feedback(course, results, [CH], db_url=db, log=said.append)
+        feedback.write_feedback(course, results, [CH], db_url=db, log=said.append)
         assert "Worked solutions" not in grader_md("mutants-1")
         assert len(said) == 2 and "held back until the last due date" in said[1], said
         with Gradebook(db) as gb:  # passed, but one student has an extension: still held back for everyone
             gb.update_or_create_assignment(CH, duedate=now - datetime.timedelta(hours=1))
             gb.find_submission(CH, "empty").extension = datetime.timedelta(days=2)
             gb.db.commit()
-        classgrade.write_feedback(course, results, [CH], db_url=db, log=said.append)
+        feedback.write_feedback(course, results, [CH], db_url=db, log=said.append)
         assert "Worked solutions" not in grader_md("mutants-1") and "held back" in said[-1], said
         with Gradebook(db) as gb:
             gb.find_submission(CH, "empty").extension = None
             gb.db.commit()
-        classgrade.write_feedback(course, results, [CH], db_url=db, log=said.append)
+        feedback.write_feedback(course, results, [CH], db_url=db, log=said.append)
         text = grader_md("mutants-1")
         assert "# Worked solutions" in text and "return x * k" in text, text
         assert f"Why it is right: {toycourse.WHY_SCALE}" in text
         assert "Worked solutions" not in grader_md("empty"), "the untouched release attempted nothing"
-        classgrade.write_feedback(course, results, [CH])  # the default: no solutions
+        feedback.write_feedback(course, results, [CH])  # the default: no solutions
         assert "Worked solutions" not in grader_md("mutants-1")
     finally:
         with Gradebook(db) as gb:
@@ -269,16 +270,16 @@ def test_an_lms_zip_is_collected_into_submitted(tmp_path):
     with zipfile.ZipFile(archive, "w") as zf:
         for student in ("alice", "bob"):
             zf.write(release_nb, f"{student}_{CH}.ipynb")
-    classgrade.collect_zip(course, CH, archive, r".*/(?P<student_id>[^/_]+)_(?P<file_id>[^/]+)\.ipynb$")
-    assert classgrade.students_of(course, CH) == ["alice", "bob"]
+    stage.collect_zip(course, CH, archive, r".*/(?P<student_id>[^/_]+)_(?P<file_id>[^/]+)\.ipynb$")
+    assert stage.students_of(course, CH) == ["alice", "bob"]
     assert (course / "submitted" / "alice" / CH / f"{CH}.ipynb").read_bytes() == release_nb.read_bytes()
     bomb = tmp_path / "bomb.zip"
     with zipfile.ZipFile(bomb, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         zf.writestr(f"carol_{CH}.ipynb", "{}")
         zf.writestr("carol_big.bin", b"\0" * (300 * 2 ** 20))
     with pytest.raises(RuntimeError, match="zip bomb"):
-        classgrade.collect_zip(course, CH, bomb, r".*/(?P<student_id>[^/_]+)_(?P<file_id>[^/]+)\.ipynb$")
-    assert "carol" not in classgrade.students_of(course, CH)
+        stage.collect_zip(course, CH, bomb, r".*/(?P<student_id>[^/_]+)_(?P<file_id>[^/]+)\.ipynb$")
+    assert "carol" not in stage.students_of(course, CH)
 
 
 # --- PostgreSQL: the gradebook of a class that outgrows one machine -------------------------------

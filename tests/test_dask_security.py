@@ -30,7 +30,7 @@ from pathlib import Path
 import pytest
 
 import toycourse
-from course.grading.classroom import pipeline as classgrade
+from course.grading.classroom import pools
 from course.grading.classroom import dask_tls
 from course.grading.authoring import trial
 from course.grading.nbgrader import wrapper as nbgrader_io
@@ -133,7 +133,7 @@ def test_grade_class_refuses_plain_tcp_and_missing_certificates(tmp_path):
                          str(tmp_path / "none"), cwd=tmp_path)
     assert nocert.returncode == 2 and "is missing" in nocert.stderr, nocert.stderr
     with pytest.raises(dask_tls.DaskSecurityError, match="only tls://"):
-        classgrade.run_dask([], "tcp://127.0.0.1:8786")
+        pools.run_dask([], "tcp://127.0.0.1:8786")
 
 
 def test_the_scheduler_refuses_clients_and_workers_without_the_course_certificate(tls_cluster, tmp_path):
@@ -179,10 +179,10 @@ def test_nothing_of_the_cluster_listens_beyond_loopback(tls_cluster):
 
 
 def test_a_worker_without_the_sandbox_refuses_the_task():
-    out = subprocess.run([sys.executable, "-c", "from course.grading.classroom.pipeline import work_on_dask; "
+    out = subprocess.run([sys.executable, "-c", "from course.grading.classroom.pools import work_on_dask; "
                           "print(work_on_dask({'not': 'even a task'}))"],
                          env=nbgrader_io.env({"COURSE_SANDBOX": "none"}), capture_output=True, text=True, timeout=120)
-    r = dask_tls.parse_result(out.stdout.strip(), classgrade.DASK_RESULT)
+    r = dask_tls.parse_result(out.stdout.strip(), pools.DASK_RESULT)
     assert r["ok"] is False and "no sandbox there" in r["error"] and "COURSE_SANDBOX=none" in r["error"], r
 
 
@@ -226,7 +226,7 @@ import json
 import os
 import pickle
 
-import course.grading.classroom.pipeline as classgrade
+import course.grading.classroom.pools as pools
 
 MARK = {mark!r}
 CODE = ("open(%r + '/' + str(__import__('os').getpid()), 'w')"
@@ -277,7 +277,7 @@ def rogue(task, allow_degraded=False):
     return json.dumps({{"ok": True, "error": "", "seconds": 1.0}})
 
 
-classgrade.work_on_dask = rogue
+pools.work_on_dask = rogue
 '''
 
 
@@ -300,7 +300,7 @@ def test_a_rogue_workers_pickles_never_run_in_the_grader(tls_cluster, tmp_path):
         limits = Limits().as_dict()
         task = {"chapter": CH, "limits": limits}
         t0 = time.perf_counter()
-        failures = classgrade.run_dask([{**task, "student": s} for s in
+        failures = pools.run_dask([{**task, "student": s} for s in
                                         ("honest", "object", "warn", "wrong-types", "huge")], address,
                                        certs=certs, log=lambda *a: None)
         why = {s: w for _, s, w in failures}
@@ -308,7 +308,7 @@ def test_a_rogue_workers_pickles_never_run_in_the_grader(tls_cluster, tmp_path):
         assert "result was refused" in why["object"]
         assert "'ok'" in why["wrong-types"] and "characters" in why["huge"]
         # an exception is pickled by the worker: the stream that carries it is refused and the run ends
-        failures = classgrade.run_dask([{**task, "student": "raise"}], address, certs=certs, log=lambda *a: None)
+        failures = pools.run_dask([{**task, "student": "raise"}], address, certs=certs, log=lambda *a: None)
         seconds = time.perf_counter() - t0
         assert [s for _, s, _ in failures] == ["raise"], failures
         print(f"[rogue] {failures}; {seconds:.1f} s")

@@ -10,7 +10,8 @@ import nbformat
 import pytest
 
 from conftest import REPO
-from course.grading.authoring import answers, notebooks
+from course.grading.judge import answers
+from course.grading.authoring import notebooks
 from course.grading.nbgrader import wrapper as nbgrader_io
 from course.grading.run.worker import strip_hidden_tests
 

@@ -8,7 +8,8 @@ import re
 import pytest
 
 from course.grading.judge import diagnosis
-from course.grading.authoring import answers, notebooks
+from course.grading.judge import answers
+from course.grading.authoring import notebooks
 from course.grading import paths
 from course.grading.judge.diagnosis import Known, diagnose, similarity
 from course.grading.judge.verdicts import decide, load

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from conftest import CHAPTERS
-from course.grading.authoring import answers, exercise, notebooks
+from course.grading.judge import answers
+from course.grading.authoring import exercise, notebooks
 from course.grading import paths
 from course.grading.judge import diagnosis, verdicts
 from course.grading.records import exercise_of

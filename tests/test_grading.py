@@ -2,7 +2,8 @@
 import nbformat
 import pytest
 
-from course.grading.authoring import answers, attacks, notebooks
+from course.grading.judge import answers
+from course.grading.authoring import attacks, notebooks
 from course.grading import records
 from course.grading.authoring import trial
 from tools.nbtool import md, setup, solution, write
@@ -64,7 +65,7 @@ def test_variant_validation(toy):
 
 def test_a_mutant_may_be_written_as_the_lines_it_changes_in_the_reference(toy):
     """CHANGES: (old, new) pairs of whole lines of the reference (markers removed), each old text found once."""
-    from course.grading.authoring.answers import apply_changes, load_variants
+    from course.grading.judge.answers import apply_changes, load_variants
 
     d = toy / "source" / "00_toy" / "exercises" / "f" / "mutants"
     (d / "f3.py").write_text('"""f3."""\nCELL = "f"\nFAILS = ["test_f"]\n'

@@ -75,7 +75,7 @@ needs_hub = pytest.mark.skipif(_missing() is not None, reason=str(_missing()))
 def answers() -> tuple[dict, dict]:
     """A correct answer to the exercise (one of its alternatives) and a wrong one (the mutant that fails the
     fewest of its tests), from the exercise's ``alternatives/`` and ``mutants/``."""
-    from course.grading.authoring.answers import load_variants
+    from course.grading.judge.answers import load_variants
 
     def load(kind):  # a mutant may be written as CHANGES to the reference: load_variants gives its whole source
         return [{"CELL": v.cell, "FAILS": list(v.fails), "SOURCE": v.source} for v in load_variants(CHAPTER, kind, REPO)]

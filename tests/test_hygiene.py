@@ -5,7 +5,8 @@ import re
 import pytest
 
 from conftest import CHAPTERS, REPO
-from course.grading.authoring import answers, notebooks
+from course.grading.judge import answers
+from course.grading.authoring import notebooks
 from course.grading import records
 from course.grading.judge import verdicts as judging
 from tools.nbtool import HIDDEN_CALL

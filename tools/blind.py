@@ -19,7 +19,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from course.grading.authoring import answers as known_answers  # noqa: E402
+from course.grading.judge import answers as known_answers  # noqa: E402
 from course.grading.authoring import notebooks, trial  # noqa: E402
 from course.grading.records import exercise_of  # noqa: E402
 

@@ -7,7 +7,7 @@ lines that are not it. For each authored mutant (not ``blind_*``: blind answers 
 them) this finds the lines that differ from the reference, with just enough context for each old text to be found
 exactly once, and, where at most four such changes are under half of the mutant's lines, writes ``CHANGES``
 instead of ``SOURCE``. Every rewrite is checked: the file loaded again must give the very same source
-(``course.grading.authoring.answers.load_variants``), so nothing graded changes (and neither does the profile key). Without
+(``course.grading.judge.answers.load_variants``), so nothing graded changes (and neither does the profile key). Without
 ``--write`` it only says what it would do.
 """
 from __future__ import annotations
@@ -22,7 +22,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from course.grading.authoring import answers, notebooks  # noqa: E402
+from course.grading.judge import answers  # noqa: E402
+from course.grading.authoring import notebooks  # noqa: E402
 
 MAX_CHANGES = 4
 

@@ -7,15 +7,15 @@ submission goes through, in order.
   probes sent to it (``worker``), the plain-data format that comes back (``wire``), the grader's scratch
   (``scratch``) and the saved runs (``saved``).
 * :mod:`~course.grading.judge`: hidden tests as probe + verdict (``verdicts``), the reference's results for each
-  student's seed (``references``), a failing answer matched to a known mistake (``diagnosis``).
+  student's seed (``references``), a failing answer matched to a known mistake (``diagnosis``) among the known answers (``answers``: mutants and
+  alternatives).
 * :mod:`~course.grading.nbgrader`: the one wrapper around nbgrader (``wrapper``), one preprocessor per file
   (``execute``, ``record``, ``render``) and ``nbgrader collect`` through the intake (``collect``).
   :mod:`~course.grading.inkernel` is what the grade cells call (stock ``nbgrader autograde``); it keeps its name
   because every released notebook and gradebook holds it.
-* :mod:`~course.grading.classroom`: a class's pipeline (``pipeline``: stage, run on local processes or Dask,
-  record, report), Dask with mutual TLS (``dask_tls``) and the item analysis (``analysis``).
-* :mod:`~course.grading.authoring`: proving the course: the known answers (``answers``) and the attacks
-  (``attacks``), graded for real in a scratch course (``trial``), the demo class (``demo``), the notebooks
+* :mod:`~course.grading.classroom`: a class's pipeline (``pipeline``, calling ``stage``, ``task`` through ``pools`` (local
+  processes or Dask), ``gradebook``, ``tables`` and ``feedback``, in that order), Dask with mutual TLS (``dask_tls``) and the item analysis (``analysis``).
+* :mod:`~course.grading.authoring`: proving the course: the attacks (``attacks``) and the known answers, graded for real in a scratch course (``trial``), the demo class (``demo``), the notebooks
   (``notebooks``: reading, running, releasing), the seed sweep and the variants (``sweep``), time estimates, how
   much of an answer is on the page, one exercise side by side.
 * Shared, one module each: :mod:`~course.grading.config` (every limit), :mod:`~course.grading.records` (the

@@ -159,7 +159,8 @@ def parser() -> argparse.ArgumentParser:
 
 
 def _grade(args, chapters: list[str], only: list[str] | None) -> int:
-    from course.grading.classroom import pipeline as classgrade
+    from course.grading.classroom import pipeline, stage, tables
+    from course.grading.classroom.gradebook import GradebookNotReady
     from course.grading.nbgrader import wrapper as nbgrader_io
     from course.grading.config import limits
     from course.grading.classroom.dask_tls import DaskSecurityError
@@ -190,22 +191,22 @@ def _grade(args, chapters: list[str], only: list[str] | None) -> int:
         if len(chapters) != 1:
             print("--zip needs exactly one chapter", file=sys.stderr)
             return 2
-        classgrade.collect_zip(root, chapters[0], args.zip, args.zip_regexp)
+        stage.collect_zip(root, chapters[0], args.zip, args.zip_regexp)
     db_url = args.db_url or (nbgrader_io.sqlite(args.db) if args.db else None)
     lim = limits(root, memory_gib=args.memory_gib, wall_seconds=args.wall_seconds)
     try:
-        result = classgrade.grade_class(root, chapters, args.jobs or None, args.force, db_url, args.seed, lim,
-                                        args.feedback, args.show_tests, progress=not args.no_progress,
-                                        dask=args.dask, only=only, dask_certs=args.dask_certs,
-                                        require_sandbox=args.require_sandbox,
-                                        dask_allow_degraded=args.dask_allow_no_sandbox,
-                                        solutions=args.solutions)
-    except (classgrade.GradebookNotReady, DaskSecurityError) as err:
+        result = pipeline.grade_class(root, chapters, args.jobs or None, args.force, db_url, args.seed, lim,
+                                      args.feedback, args.show_tests, progress=not args.no_progress,
+                                      dask=args.dask, only=only, dask_certs=args.dask_certs,
+                                      require_sandbox=args.require_sandbox,
+                                      dask_allow_degraded=args.dask_allow_no_sandbox,
+                                      solutions=args.solutions)
+    except (GradebookNotReady, DaskSecurityError) as err:
         print(f"cannot grade: {err}", file=sys.stderr)
         return 2
-    print(classgrade.class_table(result, chapters))
-    print(classgrade.summary_line(result))
-    for line in classgrade.problems_text(result):
+    print(tables.class_table(result, chapters))
+    print(tables.summary_line(result))
+    for line in tables.problems_text(result):
         print(line)
     return 1 if result.failures else 0
 

@@ -1,4 +1,5 @@
-"""Typed records of the grading pipeline: what a worker brings back, and the report of one submission.
+"""Typed records of the grading pipeline: what a worker brings back, the report of one submission, and what a
+class run produced.
 
 They travel between processes (a local worker, a Dask worker, the nbgrader
 process that records grades) as JSON written by :meth:`to_json` and read by
@@ -187,3 +188,16 @@ class Report:
 def clean_lines(lines, limit: int = 600) -> list[str]:
     """Printable, capped copies of lines that may hold student text (flags, events)."""
     return [printable(x, limit) for x in lines]
+
+
+@dataclass
+class ClassResult:
+    """What a class run produced (:func:`course.grading.classroom.pipeline.grade_class`): a report per chapter and
+    student, what went wrong, and where the time went."""
+
+    reports: dict[str, dict[str, Report]] = field(default_factory=dict)
+    failures: list[tuple[str, str, str]] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    graded: list[tuple[str, str]] = field(default_factory=list)
+    timing: dict[str, float] = field(default_factory=dict)
+    analysis: dict[str, tuple[Path, Path]] = field(default_factory=dict)  # chapter -> (html, csv)

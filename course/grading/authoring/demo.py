@@ -41,7 +41,7 @@ def demo(root: Path = paths.REPO, only: list[str] | None = None, jobs: int = 0, 
     Every chapter is generated; ``only`` limits which chapters get a graded demo class. Says what it will cost
     before it starts, and shows progress.
     """
-    from course.grading.classroom import pipeline as classgrade
+    from course.grading.classroom import pipeline
 
     root = Path(root).resolve()
     (root / ".demo").mkdir(exist_ok=True)
@@ -72,8 +72,8 @@ def demo(root: Path = paths.REPO, only: list[str] | None = None, jobs: int = 0, 
             dest.mkdir(parents=True)
             nbformat.write(build_notebook(release_nb, source, sub.replacements, sub.base), str(dest / source_nb.name))
         log(f"\n== {assignment}: {len(subs)} submissions", flush=True)
-        result = classgrade.grade_class(root, [assignment], jobs=jobs, force=True, db_url=db_url, progress=True,
-                                        only=[s.student for s in subs], log=lambda *a, **k: None)
+        result = pipeline.grade_class(root, [assignment], jobs=jobs, force=True, db_url=db_url, progress=True,
+                                      only=[s.student for s in subs], log=lambda *a, **k: None)
         graded = Graded(course=root, scores=read_scores(db, assignment, source_nb.stem), seconds={}, submissions=subs)
         log(f"== {assignment} ({time.perf_counter() - t0:.0f} s)")
         for s in subs:

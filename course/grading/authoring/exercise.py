@@ -24,7 +24,8 @@ from pathlib import Path
 from nbgrader.utils import is_grade, is_solution
 
 from course.grading.judge import verdicts as judge_mod
-from course.grading.authoring import answers, notebooks
+from course.grading.judge import answers
+from course.grading.authoring import notebooks
 from course.grading import paths
 from course.grading.records import exercise_of, grade_id, points
 

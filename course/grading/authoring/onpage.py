@@ -34,7 +34,8 @@ from pathlib import Path
 
 from nbgrader.utils import is_solution
 
-from course.grading.authoring import answers, notebooks
+from course.grading.judge import answers
+from course.grading.authoring import notebooks
 from course.grading import paths
 from course.grading.records import grade_id
 

@@ -119,7 +119,7 @@ def run(chapter: str, root: Path, seeds: list[int], donothing_seeds: int = 10, t
 
     ``costly_seeds``: probes with a time limit of their own (``judge.probe(..., seconds=)``, a probe that compiles)
     run for the first N seeds only (default: all); the test run uses it, ``make sweep`` does not."""
-    from course.grading.authoring.answers import load_variants
+    from course.grading.judge.answers import load_variants
     from course.grading.judge.references import reference_cells, reference_notebook
 
     root = Path(root).resolve()
@@ -228,7 +228,7 @@ def variants(chapter: str, root: Path, seeds: list[int], names: list[str] | None
     logic of :mod:`course.grading.authoring.trial`'s end-to-end check without a sandboxed notebook per submission (our own
     variants are trusted code), so every mutant can be checked in a test run that must stay short.
     """
-    from course.grading.authoring.answers import load_variants
+    from course.grading.judge.answers import load_variants
     from course.grading.judge.references import reference_cells, reference_notebook
 
     root = Path(root).resolve()
@@ -347,7 +347,7 @@ def profiles_main(chapter: str, seeds: int = 2, root: Path | None = None) -> int
     """``python -m course.grading profiles CHAPTER``: every mutant's profile for ``seeds`` seeds, saved beside the
     mutants (:mod:`course.grading.judge.diagnosis`); exit 1 if a mutant does not lose exactly its cells."""
     from course.grading.judge import diagnosis
-    from course.grading.authoring.answers import load_variants
+    from course.grading.judge.answers import load_variants
 
     root = Path(root or paths.REPO).resolve()
     names = [v.name for v in load_variants(chapter, "mutant", root)]

@@ -22,7 +22,7 @@ from pathlib import Path
 import nbformat
 
 from course.grading import paths
-from course.grading.authoring.answers import Variant, graded_cells, load_variants, solution_cells, strip_markers
+from course.grading.judge.answers import Variant, graded_cells, load_variants, solution_cells, strip_markers
 from course.grading.authoring.attacks import ATTACKS, TAMPER_PRELUDE
 from course.grading.authoring.notebooks import notebook_path, read, release
 from course.grading.nbgrader import wrapper as nbgrader_io
@@ -171,7 +171,7 @@ def grade(assignment: str, submissions: list[Submission], workdir: Path | None =
     ``COURSE_GRADING=stock``, so the hidden tests run inside each student's kernel, as nbgrader does.
     ``seed`` fixes the key of the students' seeds.
     """
-    from course.grading.classroom import pipeline as classgrade
+    from course.grading.classroom import pipeline
 
     workdir = Path(tempfile.mkdtemp(prefix=f"grade-{assignment}-")) if workdir is None else workdir
     course = make_course(workdir / "course", [assignment], root)
@@ -184,8 +184,8 @@ def grade(assignment: str, submissions: list[Submission], workdir: Path | None =
         extra = {"COURSE_GRADING": "stock", **({"COURSE_JUDGE_SEED": str(seed)} if seed else {})}
         nbgrader_io.run(["autograde", assignment, "--force"], course, nbgrader_io.sqlite(db), extra)
     else:
-        result = classgrade.grade_class(course, [assignment], jobs=jobs, force=True, db_url=nbgrader_io.sqlite(db),
-                                        key=seed or 0, progress=False, log=lambda *_: None)
+        result = pipeline.grade_class(course, [assignment], jobs=jobs, force=True, db_url=nbgrader_io.sqlite(db),
+                                      key=seed or 0, progress=False, log=lambda *_: None)
         reports = {s: r.to_json() for s, r in result.reports.get(assignment, {}).items()}
         timing = result.timing
         for ch, student, why in result.failures:

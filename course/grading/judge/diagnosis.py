@@ -116,7 +116,7 @@ def key(chapter: str, root: Path) -> str:
     """What the profiles depend on: the judge's probes, the reference's setup and solution cells, every mutant's
     exercise and code. The notes are not in it (they are read from the mutants when grading)."""
     from course.grading.judge.verdicts import load as load_judge
-    from course.grading.authoring.answers import load_variants
+    from course.grading.judge.answers import load_variants
     from course.grading.judge.references import reference_cells, reference_notebook
 
     from course import checks
@@ -151,7 +151,7 @@ def load(chapter: str, root: Path) -> Catalogue:
     root = Path(root).resolve()
     if (chapter, str(root)) in _CACHE:
         return _CACHE[(chapter, str(root))]
-    from course.grading.authoring.answers import load_variants
+    from course.grading.judge.answers import load_variants
 
     cat = Catalogue(chapter)
     try:

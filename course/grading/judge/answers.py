@@ -1,5 +1,8 @@
 """Known answers: a chapter's mutants (wrong) and alternatives (different but correct), loaded and applied.
 
+Part of the judge: the diagnosis (:mod:`.diagnosis`) names a failing answer after the mutant it behaves like,
+and the proofs (:mod:`course.grading.authoring`) grade every one of them.
+
 A chapter's known answers live with their exercise, in ``source/<assignment>/exercises/<grade id>/mutants/*.py``
 (wrong) and ``.../alternatives/*.py`` (different but correct), never released. Each file is a small Python module::
 
@@ -34,7 +37,6 @@ import nbformat
 from nbgrader.utils import is_grade, is_solution
 
 from course.grading import paths
-from course.grading.authoring.notebooks import notebook_path, read
 from course.grading.judge.verdicts import exercises_dir
 from course.grading.records import grade_id, points
 
@@ -100,7 +102,7 @@ def load_variants(assignment: str, kind: str, root: Path = paths.REPO) -> list[V
                 raise ValueError(f"{path}: CHANGES is for authored mutants only, instead of SOURCE (blind answers and "
                                  "alternatives stay whole)")
             if reference is None:  # the source notebook, read once per call, only where a mutant needs it
-                reference = solution_cells(read(notebook_path(assignment, root)))
+                reference = solution_cells(_source_notebook(assignment, root))
             source = apply_changes(reference_solution(reference, mod.CELL, str(path)), mod.CHANGES, str(path))
         else:
             source = textwrap_dedent(mod.SOURCE)
@@ -115,6 +117,13 @@ def load_variants(assignment: str, kind: str, root: Path = paths.REPO) -> list[V
                            note=getattr(mod, "NOTE", ""),
                            description=(mod.__doc__ or "").strip().splitlines()[0] if mod.__doc__ else path.stem))
     return out
+
+
+def _source_notebook(assignment: str, root: Path) -> nbformat.NotebookNode:
+    found = paths.source_notebooks(root, assignment)
+    if len(found) != 1:
+        raise ValueError(f"source/{assignment} must hold exactly one notebook, found {len(found)}")
+    return nbformat.read(str(found[0]), as_version=4)
 
 
 def reference_solution(solutions: dict[str, str], cell: str, where: str = "") -> str:
