@@ -262,6 +262,24 @@ def test_the_attack_is_flagged_in_the_class_table(graded_class):
 
 
 @pytest.mark.xdist_group("classgrade")
+def test_a_broken_reference_grades_nobody(tmp_path):
+    """The references run beside the students' runs: one that fails (here the reference's count_positive raises)
+    still stops the class before anything is recorded, and says why."""
+    course, subs, _ = build_class(tmp_path, extra_damaged=False)
+    src = course / "source" / CH / f"{CH}.ipynb"
+    text = src.read_text()
+    assert "return int((t > 0).sum())" in text
+    src.write_text(text.replace("return int((t > 0).sum())", "raise RuntimeError('the reference is broken')"))
+    proc = grade_class_cli(course, "--jobs", "2", "--no-progress")
+    assert proc.returncode != 0, proc.stdout[-2000:]
+    assert "does not run cleanly" in proc.stderr and "the reference is broken" in proc.stderr, proc.stderr[-3000:]
+    autograded, reports = course / "autograded", course / ".judge" / "reports" / CH
+    assert not (autograded.exists() and any(autograded.iterdir())), list(autograded.rglob("*"))
+    assert not (reports.exists() and any(reports.glob("*.json"))), list(reports.glob("*"))
+    assert trial.read_scores(course / "gradebook.db", CH, CH) == {}
+
+
+@pytest.mark.xdist_group("classgrade")
 def test_an_lms_zip_is_collected_into_submitted(tmp_path):
     import zipfile
     course = toycourse.make(tmp_path / "course")

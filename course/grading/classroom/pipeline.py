@@ -39,6 +39,7 @@ import shutil
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from pathlib import Path
 
@@ -90,26 +91,48 @@ def grade_class(root: Path, chapters: list[str], jobs: int | None = None, force:
     where = f"Dask at {dask}" if dask else f"{jobs} local process(es)"
     log(f"{len(tasks)} submission(s) to grade, {len(out.skipped)} unchanged and already graded (--force regrades "
         f"them); {where}; {'sandbox: bubblewrap' if not detect().degraded else 'WARNING: no sandbox: ' + detect().why}")
-    # 2. Run: the references first (trusted, once per chapter, every student's seed in one run), then the students.
+    # 2. Run the students' submissions, and beside them, in a thread, the references (trusted: once per chapter,
+    # every student's seed in one run). 3. Record each chapter as soon as its runs and its references are in, in a
+    # second thread, while the next chapter's submissions run (one nbgrader at a time: the gradebook's one writer).
     ref_dir = Path(tempfile.mkdtemp(prefix="judge-refs-"))
     os.chmod(ref_dir, 0o700)
+    background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="grade-class-references")
+    recorder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="grade-class-record")
     try:
-        t1 = time.perf_counter()
-        ref_files = _references(root, chapters, tasks, limits, ref_dir)
-        out.timing["references"] = time.perf_counter() - t1
+        refs = background.submit(_references, root, chapters, tasks, limits, ref_dir, out.timing)
+        left = {ch: sum(t["chapter"] == ch for t in tasks) for ch in chapters}
+        failed: dict[str, set[str]] = {ch: set() for ch in chapters}
+        recorded: dict = {}
+
+        def record(chapter: str) -> list[tuple[str, str, str]]:
+            todo = [t["student"] for t in tasks if t["chapter"] == chapter and t["student"] not in failed[chapter]]
+            return gradebook.record(root, chapter, todo, refs.result()[chapter], db_url, key)
+
+        def done(task: dict, why: str) -> None:
+            if refs.done() and refs.exception() is not None:
+                raise refs.exception()  # the reference is broken: nobody is graded (see references.compute)
+            if why:
+                failed[task["chapter"]].add(task["student"])
+            left[task["chapter"]] -= 1
+            if left[task["chapter"]] == 0:
+                recorded[task["chapter"]] = recorder.submit(record, task["chapter"])
+
         t2 = time.perf_counter()
-        out.failures += _run(tasks, jobs, dask, dask_certs, require_sandbox, dask_allow_degraded, progress, log)
+        out.failures += _run(tasks, jobs, dask, dask_certs, require_sandbox, dask_allow_degraded, progress, log, done)
         out.timing["workers"] = time.perf_counter() - t2
-        # 3. Record
         t3 = time.perf_counter()
+        refs.result()
+        for chapter in chapters:  # a chapter whose runs did not all report back (a cluster given up on)
+            if left[chapter] and chapter not in recorded:
+                failed[chapter] |= {s for ch, s, _ in out.failures if ch == chapter}
+                recorded[chapter] = recorder.submit(record, chapter)
         for chapter in chapters:
-            failed = {s for ch, s, _ in out.failures if ch == chapter}
-            todo = [t["student"] for t in tasks if t["chapter"] == chapter and t["student"] not in failed]
-            ran = [t for t in tasks if t["chapter"] == chapter]
-            if ran:
-                out.failures += gradebook.record(root, chapter, todo, ref_files[chapter], db_url, key)
+            if chapter in recorded:
+                out.failures += recorded[chapter].result()
         out.timing["record"] = time.perf_counter() - t3
     finally:
+        recorder.shutdown(wait=True, cancel_futures=True)
+        background.shutdown(wait=True, cancel_futures=True)
         shutil.rmtree(ref_dir, ignore_errors=True)  # the reference values leave nothing behind
     out.timing["total"] = time.perf_counter() - t0
     out.graded = [(t["chapter"], t["student"]) for t in tasks]
@@ -167,20 +190,25 @@ def _stage_all(root: Path, chapters: list[str], only, force: bool, key: int, lim
     return tasks
 
 
-def _references(root: Path, chapters: list[str], tasks: list[dict], limits: Limits, ref_dir: Path) -> dict[str, Path]:
-    """The reference's probe values for every seed to be graded, one file per chapter in ``ref_dir``."""
+def _references(root: Path, chapters: list[str], tasks: list[dict], limits: Limits, ref_dir: Path,
+                timing: dict[str, float]) -> dict[str, Path]:
+    """The reference's probe values for every seed to be graded, one file per chapter in ``ref_dir``; the seconds
+    it took go to ``timing["references"]``."""
+    t0 = time.perf_counter()
     ref_files = {}
     for chapter in chapters:
         seeds = sorted({t["seed"] for t in tasks if t["chapter"] == chapter})
         if seeds:
             ref_files[chapter] = ref_dir / f"{chapter}.pt"
             references.save(references.compute(chapter, root, seeds, limits), ref_files[chapter])
+    timing["references"] = time.perf_counter() - t0
     return ref_files
 
 
 def _run(tasks: list[dict], jobs: int, dask: str | None, dask_certs, require_sandbox: bool, allow_degraded: bool,
-         progress: bool, log) -> list[tuple[str, str, str]]:
-    """Each task in a grading process of its own, locally or on Dask; the failures."""
+         progress: bool, log, done=None) -> list[tuple[str, str, str]]:
+    """Each task in a grading process of its own, locally or on Dask, ``done(task, why)`` as each ends; the
+    failures."""
     from tqdm import tqdm
 
     if not tasks:
@@ -189,8 +217,8 @@ def _run(tasks: list[dict], jobs: int, dask: str | None, dask_certs, require_san
     with bar:
         if dask:
             return pools.run_dask(tasks, dask, bar, certs=dask_certs, require_sandbox=require_sandbox,
-                                  allow_degraded=allow_degraded, log=log)
-        return pools.run_local(tasks, jobs, bar)
+                                  allow_degraded=allow_degraded, log=log, done=done)
+        return pools.run_local(tasks, jobs, bar, done)
 
 
 def _reports(root: Path, chapter: str, only, out: ClassResult) -> dict[str, Report]:

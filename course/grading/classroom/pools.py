@@ -34,8 +34,9 @@ def _exit_reason(code: int | None) -> str:
     return f"exited with code {code}"
 
 
-def run_local(tasks: list[dict], jobs: int, bar=None) -> list[tuple[str, str, str]]:
-    """Run ``tasks`` ``jobs`` at a time, each in a process of its own; return the failures (chapter, student, why)."""
+def run_local(tasks: list[dict], jobs: int, bar=None, done=None) -> list[tuple[str, str, str]]:
+    """Run ``tasks`` ``jobs`` at a time, in their order, each in a process of its own; return the failures (chapter,
+    student, why). ``done(task, why)``, if given, is called as each one ends (``why`` empty when it did not fail)."""
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload(["course.grading.classroom.task", "course.grading.run.worker", "torch"])
     failures = []
@@ -60,11 +61,13 @@ def run_local(tasks: list[dict], jobs: int, bar=None) -> list[tuple[str, str, st
                     proc.kill()
                 proc.join()
                 del running[proc]
-                if not out.is_file():
-                    failures.append((task["chapter"], task["student"],
-                                     f"the grading process of this submission {_exit_reason(proc.exitcode)}"))
+                why = "" if out.is_file() else f"the grading process of this submission {_exit_reason(proc.exitcode)}"
+                if why:
+                    failures.append((task["chapter"], task["student"], why))
                 if bar is not None:
                     bar.update(1)
+                if done is not None:
+                    done(task, why)
     finally:
         for proc in running:
             proc.kill()
@@ -156,7 +159,7 @@ def _dask_error(exc: BaseException | None) -> str:
 
 
 def _run_on(client, tasks: list[dict], require_sandbox: bool, allow_degraded: bool, retries: int, per_task: float,
-            bar=None, log=print) -> list[tuple[str, str, str]]:
+            bar=None, log=print, on_done=None) -> list[tuple[str, str, str]]:
     """Submit ``tasks`` to the workers that have the sandbox and collect what each one says (see :func:`run_dask`)."""
     from distributed import wait
 
@@ -210,6 +213,8 @@ def _run_on(client, tasks: list[dict], require_sandbox: bool, allow_degraded: bo
                 failures.append((task["chapter"], task["student"], why))
             if bar is not None:
                 bar.update(1)
+            if on_done is not None:
+                on_done(task, why)
         broken = dask_tls.report_stream_broken(client)
         if pending and (broken or time.monotonic() > deadline):
             why = ("the Dask scheduler sent data that is not plain (an error travels as a pickle: a task failed "
@@ -224,7 +229,8 @@ def _run_on(client, tasks: list[dict], require_sandbox: bool, allow_degraded: bo
 
 
 def run_dask(tasks: list[dict], address: str, bar=None, retries: int = 1, certs: Path | str | None = None,
-             require_sandbox: bool = False, allow_degraded: bool = False, log=print) -> list[tuple[str, str, str]]:
+             require_sandbox: bool = False, allow_degraded: bool = False, log=print,
+             done=None) -> list[tuple[str, str, str]]:
     """Run ``tasks`` on the Dask cluster at ``address`` (``tls://`` only; one task per submission); return the failures.
 
     ``certs``: the folder of :func:`course.grading.classroom.dask_tls.make_certs` (the instructor's client certificate).
@@ -232,7 +238,8 @@ def run_dask(tasks: list[dict], address: str, bar=None, retries: int = 1, certs:
     returns JSON, checked here; nothing the cluster sends is unpickled
     (:func:`course.grading.classroom.dask_tls.no_unpickling`). A worker that dies mid-task makes the scheduler run
     the task again elsewhere (``allowed-failures``). If the scheduler's stream breaks (it sent something
-    that is not plain data), or the time runs out, every unfinished task is a failure.
+    that is not plain data), or the time runs out, every unfinished task is a failure. ``done(task, why)``: as in
+    :func:`run_local`, for each task the cluster finished (not for those given up on at the end).
     """
     from course.grading.classroom import dask_tls
 
@@ -242,7 +249,7 @@ def run_dask(tasks: list[dict], address: str, bar=None, retries: int = 1, certs:
     with dask_tls.no_unpickling() as refused:
         client = dask_tls.client(address, certs)
         try:
-            failures = _run_on(client, tasks, require_sandbox, allow_degraded, retries, per_task, bar, log)
+            failures = _run_on(client, tasks, require_sandbox, allow_degraded, retries, per_task, bar, log, done)
         finally:
             dask_tls.close(client)
         if refused:
