@@ -263,8 +263,9 @@ def test_the_attack_is_flagged_in_the_class_table(graded_class):
 
 @pytest.mark.xdist_group("classgrade")
 def test_a_broken_reference_grades_nobody(tmp_path):
-    """The references run beside the students' runs: one that fails (here the reference's count_positive raises)
-    still stops the class before anything is recorded, and says why."""
+    """The references are the local pool's first task, beside the students' runs: one that fails (here the
+    reference's count_positive raises) stops the pool when it ends, before the rest of the class runs, and nothing
+    is recorded; the error says why."""
     course, subs, _ = build_class(tmp_path, extra_damaged=False)
     src = course / "source" / CH / f"{CH}.ipynb"
     text = src.read_text()
@@ -277,6 +278,8 @@ def test_a_broken_reference_grades_nobody(tmp_path):
     assert not (autograded.exists() and any(autograded.iterdir())), list(autograded.rglob("*"))
     assert not (reports.exists() and any(reports.glob("*.json"))), list(reports.glob("*"))
     assert trial.read_scores(course / "gradebook.db", CH, CH) == {}
+    ran = [p.name for p in (course / ".judge" / "runs" / CH).iterdir()] if (course / ".judge" / "runs" / CH).is_dir() else []
+    assert len(ran) < len(subs), f"the pool went on after the reference failed: {ran}"
 
 
 @pytest.mark.xdist_group("classgrade")

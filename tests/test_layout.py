@@ -22,7 +22,7 @@ STAGES = {
     "course.grading.cli": 7, "course.grading.__main__": 7,
 }
 # Inside classroom/, the phases of a class's grading, in the order pipeline.grade_class calls them.
-PHASES = ["task", "pools", "stage", "gradebook", "tables", "feedback", "analysis", "pipeline"]
+PHASES = ["stage", "task", "pools", "gradebook", "tables", "feedback", "analysis", "pipeline"]
 PHASES = {f"course.grading.classroom.{name}": i for i, name in enumerate(PHASES)}
 
 
@@ -99,11 +99,9 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
 
 
 def rank(name: str, table: dict[str, int]) -> int | None:
-    best = None
-    for prefix, r in table.items():
-        if name == prefix or name.startswith(prefix + "."):
-            best = r
-    return best
+    """The rank of the longest prefix of ``name`` in ``table``."""
+    found = [prefix for prefix in table if name == prefix or name.startswith(prefix + ".")]
+    return table[max(found, key=len)] if found else None
 
 
 def test_the_cycle_finder_finds_a_cycle():
@@ -155,7 +153,11 @@ def test_a_class_grading_calls_its_phases_in_order():
     # grade_class's body names the phases in the order a submission meets them
     tree = ast.parse((COURSE / "grading" / "classroom" / "pipeline.py").read_text())
     body = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "grade_class")
-    named = [n.id for n in sorted((n for n in ast.walk(body) if isinstance(n, ast.Name)),
-                                  key=lambda n: (n.lineno, n.col_offset))]   # called, or handed to a thread
-    order = ["_stage_all", "_references", "_run", "_reports", "_analysis"]
+    named = [n.id if isinstance(n, ast.Name) else n.attr
+             for n in sorted((n for n in ast.walk(body) if isinstance(n, (ast.Name, ast.Attribute))),
+                             key=lambda n: (n.lineno, n.col_offset))]
+    order = ["_stage_all", "_references", "_run", "record", "_reports", "write_feedback", "_analysis"]
     assert [c for c in named if c in order] == order, named
+    nested = [n.name for n in ast.walk(body) if isinstance(n, (ast.FunctionDef, ast.Lambda)) and n is not body
+              and hasattr(n, "name")]
+    assert not nested, f"grade_class reads top to bottom: no function defined inside it ({nested})"

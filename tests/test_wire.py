@@ -190,3 +190,33 @@ def test_result_files_that_are_links_or_pipes_are_refused(tmp_path):
     with pytest.raises(ValueError, match="not a plain file"):
         wire.read_result(tmp_path / "pipe.pt")
     assert wire.read_result(real)["value"] == 1
+
+
+def test_saved_references_are_read_once_and_each_caller_gets_its_own_copy(tmp_path, monkeypatch):
+    """One nbgrader autograde records a whole class against one references file: it is read once per process
+    (not once per submission, which grew with the square of the class), and a verdict that changes a reference
+    value changes nothing the next submission reads. A new file (another size or time) is read again."""
+    from course.grading.judge import references
+
+    path = tmp_path / "refs.pt"
+    records = {seed: {"test_a": {"ok": True, "value": {"t": torch.arange(3.0) + seed, "n": seed}}}
+               for seed in (11, 12, 13)}
+    references.save(records, path)
+    reads = []
+    real = torch.load
+    monkeypatch.setattr(torch, "load", lambda *a, **k: reads.append(1) or real(*a, **k))
+    one = references.load_saved(path, 12)
+    assert one["test_a"]["ok"] is True and one["test_a"]["value"]["n"] == 12
+    assert torch.equal(one["test_a"]["value"]["t"], torch.tensor([12.0, 13.0, 14.0]))
+    one["test_a"]["value"]["t"].add_(100)                # a verdict that changes its reference value in place
+    one["test_a"]["value"]["n"] = -1
+    again = references.load_saved(path, 12)
+    assert torch.equal(again["test_a"]["value"]["t"], torch.tensor([12.0, 13.0, 14.0])) and again["test_a"]["value"]["n"] == 12
+    assert references.load_saved(path, 99) is None
+    every = references.load_saved(path)
+    assert sorted(every) == [11, 12, 13] and every[13]["test_a"]["value"]["n"] == 13
+    assert len(reads) == 1, f"the file was read {len(reads)} times"
+    records[12]["test_a"]["value"]["n"] = 1212           # a new file in its place: read again
+    references.save(records, path)
+    os.utime(path, ns=(1, 1))
+    assert references.load_saved(path, 12)["test_a"]["value"]["n"] == 1212 and len(reads) == 2

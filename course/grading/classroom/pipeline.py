@@ -10,17 +10,20 @@ Four phases, per chapter, each in a module of its own, called in this order by :
    (:mod:`course.grading.run.worker`), each in a grading process of its own with
    a memory cap, so that one submission that kills its grading process costs
    only its own grade: locally, ``--jobs`` processes at a time (a forkserver
-   that has imported the grading code once); or on a Dask cluster
+   that has imported the grading code once), whose first tasks are the
+   reference runs (one per chapter, for every student's seed), so that they
+   run beside the submissions instead of before them; or on a Dask cluster
    (``--dask SCHEDULER``), one task per submission, where a worker that dies
-   mid-run costs a retry on another worker. Each run is saved under
+   mid-run costs a retry on another worker (the references then run first, on
+   this machine: their values never travel). Each run is saved under
    ``.judge/runs/<chapter>/<student>/``: the executed notebook and the probes'
    raw results, read back later only through the wire's checks. A submission
    whose staged notebook, hidden tests, seed and course helpers are unchanged
    since its last graded run is skipped (``--force`` regrades it).
 3. **Record** (:mod:`.gradebook`): one ``nbgrader autograde`` for the chapter, over the staged
    folder, with the judge's preprocessors reading those saved runs and the
-   references (computed once per chapter, for every student's seed, in one
-   reference run). It is the only writer of the gradebook.
+   references. It is the only writer of the gradebook, and runs after every
+   submission of the class has run (the grading processes read the gradebook).
 4. **Report** (:mod:`.tables`, :mod:`.feedback`, :mod:`.analysis`): a per-student table (score per chapter; flags), always printed,
    also when nbgrader refused someone; with ``--feedback``, a
    ``feedback/<student>/<chapter>/grader.md`` per student.
@@ -39,7 +42,6 @@ import shutil
 import sys
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from pathlib import Path
 
@@ -48,11 +50,11 @@ import nbformat
 from course.grading import paths
 from course.grading.classroom import analysis, gradebook, pools, stage
 from course.grading.classroom import feedback as student_feedback
-from course.grading.classroom.task import Task
+from course.grading.classroom.task import Task, references_task
 from course.grading.config import Limits
 from course.grading.intake import files as intake
 from course.grading.judge import references
-from course.grading.judge.verdicts import load
+from course.grading.judge.verdicts import JudgeError, load
 from course.grading.nbgrader import wrapper as nbgrader_io
 from course.grading.records import ClassResult, Report, points
 from course.grading.text import one_line
@@ -91,48 +93,28 @@ def grade_class(root: Path, chapters: list[str], jobs: int | None = None, force:
     where = f"Dask at {dask}" if dask else f"{jobs} local process(es)"
     log(f"{len(tasks)} submission(s) to grade, {len(out.skipped)} unchanged and already graded (--force regrades "
         f"them); {where}; {'sandbox: bubblewrap' if not detect().degraded else 'WARNING: no sandbox: ' + detect().why}")
-    # 2. Run the students' submissions, and beside them, in a thread, the references (trusted: once per chapter,
-    # every student's seed in one run). 3. Record each chapter as soon as its runs and its references are in, in a
-    # second thread, while the next chapter's submissions run (one nbgrader at a time: the gradebook's one writer).
+    # 2. Run: the references (trusted: once per chapter, every student's seed in one run) and the students'
+    # submissions. Locally the references are the pool's first tasks, so they run beside the submissions instead
+    # of before them; on Dask they run here first (their values stay on this machine).
     ref_dir = Path(tempfile.mkdtemp(prefix="judge-refs-"))
     os.chmod(ref_dir, 0o700)
-    background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="grade-class-references")
-    recorder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="grade-class-record")
     try:
-        refs = background.submit(_references, root, chapters, tasks, limits, ref_dir, out.timing)
-        left = {ch: sum(t["chapter"] == ch for t in tasks) for ch in chapters}
-        failed: dict[str, set[str]] = {ch: set() for ch in chapters}
-        recorded: dict = {}
-
-        def record(chapter: str) -> list[tuple[str, str, str]]:
-            todo = [t["student"] for t in tasks if t["chapter"] == chapter and t["student"] not in failed[chapter]]
-            return gradebook.record(root, chapter, todo, refs.result()[chapter], db_url, key)
-
-        def done(task: dict, why: str) -> None:
-            if refs.done() and refs.exception() is not None:
-                raise refs.exception()  # the reference is broken: nobody is graded (see references.compute)
-            if why:
-                failed[task["chapter"]].add(task["student"])
-            left[task["chapter"]] -= 1
-            if left[task["chapter"]] == 0:
-                recorded[task["chapter"]] = recorder.submit(record, task["chapter"])
-
+        t1 = time.perf_counter()
+        ref_tasks = _references(root, chapters, tasks, limits, ref_dir, run_here=bool(dask))
+        out.timing["references"] = time.perf_counter() - t1
         t2 = time.perf_counter()
-        out.failures += _run(tasks, jobs, dask, dask_certs, require_sandbox, dask_allow_degraded, progress, log, done)
+        out.failures += _run(tasks, jobs, dask, dask_certs, require_sandbox, dask_allow_degraded, progress, log,
+                             ref_tasks, out.timing)
         out.timing["workers"] = time.perf_counter() - t2
+        # 3. Record
         t3 = time.perf_counter()
-        refs.result()
-        for chapter in chapters:  # a chapter whose runs did not all report back (a cluster given up on)
-            if left[chapter] and chapter not in recorded:
-                failed[chapter] |= {s for ch, s, _ in out.failures if ch == chapter}
-                recorded[chapter] = recorder.submit(record, chapter)
         for chapter in chapters:
-            if chapter in recorded:
-                out.failures += recorded[chapter].result()
+            failed = {s for ch, s, _ in out.failures if ch == chapter}
+            todo = [t["student"] for t in tasks if t["chapter"] == chapter and t["student"] not in failed]
+            if any(t["chapter"] == chapter for t in tasks):
+                out.failures += gradebook.record(root, chapter, todo, Path(ref_tasks[chapter]["file"]), db_url, key)
         out.timing["record"] = time.perf_counter() - t3
     finally:
-        recorder.shutdown(wait=True, cancel_futures=True)
-        background.shutdown(wait=True, cancel_futures=True)
         shutil.rmtree(ref_dir, ignore_errors=True)  # the reference values leave nothing behind
     out.timing["total"] = time.perf_counter() - t0
     out.graded = [(t["chapter"], t["student"]) for t in tasks]
@@ -191,34 +173,56 @@ def _stage_all(root: Path, chapters: list[str], only, force: bool, key: int, lim
 
 
 def _references(root: Path, chapters: list[str], tasks: list[dict], limits: Limits, ref_dir: Path,
-                timing: dict[str, float]) -> dict[str, Path]:
-    """The reference's probe values for every seed to be graded, one file per chapter in ``ref_dir``; the seconds
-    it took go to ``timing["references"]``."""
-    t0 = time.perf_counter()
-    ref_files = {}
+                run_here: bool) -> dict[str, dict]:
+    """The reference run of each chapter with something to grade, for every seed to be graded, saved in ``ref_dir``:
+    ``{chapter: task}`` (:func:`.task.references_task`; its ``file`` is what the gradebook phase reads). With
+    ``run_here`` they run now, in this process; else they are tasks for the local pool (:func:`_run`)."""
+    ref_tasks = {}
     for chapter in chapters:
         seeds = sorted({t["seed"] for t in tasks if t["chapter"] == chapter})
         if seeds:
-            ref_files[chapter] = ref_dir / f"{chapter}.pt"
-            references.save(references.compute(chapter, root, seeds, limits), ref_files[chapter])
-    timing["references"] = time.perf_counter() - t0
-    return ref_files
+            ref_tasks[chapter] = references_task(root, chapter, seeds, limits, ref_dir / f"{chapter}.pt")
+            if run_here:
+                references.save(references.compute(chapter, root, seeds, limits), ref_dir / f"{chapter}.pt")
+    return ref_tasks
+
+
+def _reference_failed(task: dict, why: str) -> None:
+    """Raise :class:`JudgeError` if the reference run ``task`` did not run cleanly (nobody is graded then)."""
+    error = Path(task["file"] + ".error")
+    if error.is_file():
+        raise JudgeError(error.read_text())
+    if why or not Path(task["file"]).is_file():
+        raise JudgeError(f"the reference run of {task['chapter']} failed: {why or 'it saved nothing'}")
 
 
 def _run(tasks: list[dict], jobs: int, dask: str | None, dask_certs, require_sandbox: bool, allow_degraded: bool,
-         progress: bool, log, done=None) -> list[tuple[str, str, str]]:
-    """Each task in a grading process of its own, locally or on Dask, ``done(task, why)`` as each ends; the
-    failures."""
+         progress: bool, log, ref_tasks: dict[str, dict], timing: dict[str, float]) -> list[tuple[str, str, str]]:
+    """Each task in a grading process of its own, locally (the references first, see :func:`_references`; the
+    seconds until the last of them ended go to ``timing["references"]``) or on Dask; the failures. A reference
+    that fails stops the run (:class:`JudgeError`) as soon as it ends."""
     from tqdm import tqdm
 
     if not tasks:
         return []
     bar = tqdm(total=len(tasks), desc="grading", unit="submission", disable=not progress, file=sys.stdout)
+    t0 = time.perf_counter()
     with bar:
         if dask:
             return pools.run_dask(tasks, dask, bar, certs=dask_certs, require_sandbox=require_sandbox,
-                                  allow_degraded=allow_degraded, log=log, done=done)
-        return pools.run_local(tasks, jobs, bar, done)
+                                  allow_degraded=allow_degraded, log=log)
+
+        def done(task: dict, why: str) -> None:
+            if task.get("kind") == "references":
+                _reference_failed(task, why)
+                timing["references"] = time.perf_counter() - t0
+            else:
+                bar.update(1)
+
+        failures = pools.run_local(list(ref_tasks.values()) + tasks, jobs, None, done)
+    for task in ref_tasks.values():  # (a reference that ended last)
+        _reference_failed(task, "")
+    return failures
 
 
 def _reports(root: Path, chapter: str, only, out: ClassResult) -> dict[str, Report]:

@@ -71,6 +71,8 @@ def run_local(tasks: list[dict], jobs: int, bar=None, done=None) -> list[tuple[s
     finally:
         for proc in running:
             proc.kill()
+        for proc in running:
+            proc.join(10)
         shutil.rmtree(tmp, ignore_errors=True)
     return failures
 
@@ -159,7 +161,7 @@ def _dask_error(exc: BaseException | None) -> str:
 
 
 def _run_on(client, tasks: list[dict], require_sandbox: bool, allow_degraded: bool, retries: int, per_task: float,
-            bar=None, log=print, on_done=None) -> list[tuple[str, str, str]]:
+            bar=None, log=print) -> list[tuple[str, str, str]]:
     """Submit ``tasks`` to the workers that have the sandbox and collect what each one says (see :func:`run_dask`)."""
     from distributed import wait
 
@@ -213,8 +215,6 @@ def _run_on(client, tasks: list[dict], require_sandbox: bool, allow_degraded: bo
                 failures.append((task["chapter"], task["student"], why))
             if bar is not None:
                 bar.update(1)
-            if on_done is not None:
-                on_done(task, why)
         broken = dask_tls.report_stream_broken(client)
         if pending and (broken or time.monotonic() > deadline):
             why = ("the Dask scheduler sent data that is not plain (an error travels as a pickle: a task failed "
@@ -229,8 +229,7 @@ def _run_on(client, tasks: list[dict], require_sandbox: bool, allow_degraded: bo
 
 
 def run_dask(tasks: list[dict], address: str, bar=None, retries: int = 1, certs: Path | str | None = None,
-             require_sandbox: bool = False, allow_degraded: bool = False, log=print,
-             done=None) -> list[tuple[str, str, str]]:
+             require_sandbox: bool = False, allow_degraded: bool = False, log=print) -> list[tuple[str, str, str]]:
     """Run ``tasks`` on the Dask cluster at ``address`` (``tls://`` only; one task per submission); return the failures.
 
     ``certs``: the folder of :func:`course.grading.classroom.dask_tls.make_certs` (the instructor's client certificate).
@@ -238,8 +237,7 @@ def run_dask(tasks: list[dict], address: str, bar=None, retries: int = 1, certs:
     returns JSON, checked here; nothing the cluster sends is unpickled
     (:func:`course.grading.classroom.dask_tls.no_unpickling`). A worker that dies mid-task makes the scheduler run
     the task again elsewhere (``allowed-failures``). If the scheduler's stream breaks (it sent something
-    that is not plain data), or the time runs out, every unfinished task is a failure. ``done(task, why)``: as in
-    :func:`run_local`, for each task the cluster finished (not for those given up on at the end).
+    that is not plain data), or the time runs out, every unfinished task is a failure.
     """
     from course.grading.classroom import dask_tls
 
@@ -249,7 +247,7 @@ def run_dask(tasks: list[dict], address: str, bar=None, retries: int = 1, certs:
     with dask_tls.no_unpickling() as refused:
         client = dask_tls.client(address, certs)
         try:
-            failures = _run_on(client, tasks, require_sandbox, allow_degraded, retries, per_task, bar, log, done)
+            failures = _run_on(client, tasks, require_sandbox, allow_degraded, retries, per_task, bar, log)
         finally:
             dask_tls.close(client)
         if refused:

@@ -29,9 +29,9 @@ def class_table(result: ClassResult, chapters: list[str]) -> str:
 
 def summary_line(result: ClassResult) -> str:
     t = result.timing
-    return (f"staging {t.get('stage', 0):.1f} s, submissions {t.get('workers', 0):.1f} s (the references, "
-            f"{t.get('references', 0):.1f} s, and each chapter's gradebook record ran beside them), gradebook after the "
-            f"last submission {t.get('record', 0):.1f} s, total {t.get('total', 0):.1f} s; "
+    return (f"staging {t.get('stage', 0):.1f} s, references {t.get('references', 0):.1f} s (on local processes: "
+            f"beside the submissions), submissions {t.get('workers', 0):.1f} s, gradebook {t.get('record', 0):.1f} s, "
+            f"total {t.get('total', 0):.1f} s; "
             f"reports in .judge/reports/, item analysis in .judge/analysis/, scores in the gradebook, "
             f"graded notebooks in autograded/")
 

@@ -189,11 +189,34 @@ def save(records: dict, path: Path) -> None:
     Path(path).write_bytes(buf.getvalue())
 
 
-def load_saved(path: Path) -> dict:
-    """Read what :func:`save` wrote, with ``weights_only=True``: ``{seed: {grade_id: record}}``."""
+_SAVED: dict[tuple[str, int, int], dict] = {}
+
+
+def load_saved(path: Path, seed: int | None = None) -> dict | None:
+    """Read what :func:`save` wrote, with ``weights_only=True``: ``{seed: {grade_id: record}}``, or with ``seed``
+    only that seed's ``{grade_id: record}`` (None if the file has none for it).
+
+    The file is read once per process (keyed by its path, size and modification time): one nbgrader autograde
+    records a whole class against one file, and reading every seed's values for each submission made recording
+    grow with the square of the class. Each call decodes fresh copies, so nothing a verdict does to a reference
+    value reaches another submission."""
+    import copy
     import io
 
     import torch
-    raw = torch.load(io.BytesIO(Path(path).read_bytes()), weights_only=True)
-    return {int(seed): {t: {"ok": bool(r["ok"]), "value": wire.decode(r.get("value"))} for t, r in recs.items()}
-            for seed, recs in raw.items()}
+    p = Path(path)
+    st = p.stat()
+    key = (str(p.resolve()), st.st_size, st.st_mtime_ns)
+    raw = _SAVED.get(key)
+    if raw is None:
+        raw = torch.load(io.BytesIO(p.read_bytes()), weights_only=True)
+        _SAVED.clear()
+        _SAVED[key] = raw
+
+    def records(recs: dict) -> dict:
+        return {t: {"ok": bool(r["ok"]), "value": wire.decode(copy.deepcopy(r.get("value")))} for t, r in recs.items()}
+
+    if seed is not None:
+        recs = raw.get(int(seed))
+        return None if recs is None else records(recs)
+    return {int(s): records(recs) for s, recs in raw.items()}

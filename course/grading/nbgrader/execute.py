@@ -67,7 +67,7 @@ class JudgeExecute(NbGraderPreprocessor):
         t0 = time.perf_counter()
         refs = None
         if self.references_file:
-            refs = references.load_saved(Path(self.references_file)).get(seed)
+            refs = references.load_saved(Path(self.references_file), seed)
         if refs is None:
             refs = references.compute(chapter, root, seed, limits, judge)
         result.reference_seconds = time.perf_counter() - t0
