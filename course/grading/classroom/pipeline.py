@@ -76,7 +76,9 @@ def grade_class(root: Path, chapters: list[str], jobs: int | None = None, force:
     passed (:func:`.feedback.worked_solutions`).
     """
     from course.grading.run.sandbox import detect
+    from course.grading.run.scratch import private_tmpdir
 
+    private_tmpdir()  # before the pool starts: every grading process inherits the one private folder
     root = Path(root).resolve()
     if dask:
         dask_certs = _check_cluster(root, dask, dask_certs, require_sandbox, dask_allow_degraded)
