@@ -17,15 +17,6 @@ from course.grading.judge import Judge, visible
 judge = Judge()
 
 
-def same_digest(have, want, rel=1e-4, abs_tol=1e-5):
-    """Two entries of judge_state_digest: shape and dtype equal, sums close."""
-    import math
-    if type(have) not in (tuple, list) or len(have) != len(want):
-        return False
-    return (tuple(have[0]) == tuple(want[0]) and have[1] == want[1]
-            and all(type(a) is float and math.isclose(a, b, rel_tol=rel, abs_tol=abs_tol) for a, b in zip(have[2:], want[2:])))
-
-
 @judge.shared
 def judge_state_digest(module):
     """{key: (shape, dtype, sum, sum of squares, weighted sum)} of a module's state_dict, in float64."""
@@ -35,18 +26,6 @@ def judge_state_digest(module):
         w = torch.linspace(-1.0, 2.0, max(v.numel(), 1), dtype=torch.float64)[: v.numel()]
         out[str(key)] = (tuple(value.shape), str(value.dtype), float(v.sum()), float((v * v).sum()), float((v * w).sum()))
     return out
-
-
-@judge.shared
-def judge_report(rep):
-    """A LoadReport (or whatever came back) as plain data: its type and its three lists of names."""
-    from course.ecosystem import LoadReport as _LR
-    data = {"type": type(rep).__name__, "is_report": isinstance(rep, _LR)}
-    for name in ("loaded", "skipped", "missing"):
-        value = getattr(rep, name, None)
-        data[name] = sorted(str(k) for k in value) if isinstance(value, (list, tuple)) else None
-        data[name + "_is_list"] = isinstance(value, (list, tuple))
-    return data
 
 
 @judge.shared

@@ -27,28 +27,6 @@ def _error_text(err):
     return f"{type(err).__name__}: {text[0][:300] if text else ''}"
 
 
-def _explanation(record):
-    """The 'Explanation: ...' line of a graph_breaks log record (the part that names the cause), or its first line."""
-    for line in record.splitlines():
-        if line.strip().startswith("Explanation:"):
-            return line.strip()
-    lines = [line.strip() for line in record.splitlines() if line.strip()]
-    return lines[0] if lines else ""
-
-
-def _record_key_lines(record):
-    """Lines of a graph_breaks record that hold no file path: its header (up to ' at <file>'), the 'Graph Break
-    Reason:', 'Explanation:' and 'Hint:' lines. A reason that keeps the record's whole text contains them all."""
-    keys = []
-    for line in record.splitlines():
-        text = line.strip()
-        if not keys and text:
-            keys.append(text.split(" at ")[0])                 # 'Graph break in user code' (the path may differ)
-        elif text.startswith(("Graph Break Reason:", "Explanation:", "Hint:")):
-            keys.append(text)
-    return keys
-
-
 # Each exercise's probes and verdicts, and WHY (why its reference is right), are in
 # exercises/<grade id>/judge.py, beside its mutants and alternatives; course.grading.judge.verdicts.load runs
 # them after this file, in the notebook's order, in this module's namespace.

@@ -5,6 +5,30 @@ and in the exercises above this one, are in scope). Its mutants and alternatives
 this file.
 """
 
+# --- this exercise's own helpers (only its probes and verdicts use them; a @judge.shared one ships with
+# every probe of the chapter, as the chapter's own do) ------------------------------------------------
+
+def same_digest(have, want, rel=1e-4, abs_tol=1e-5):
+    """Two entries of judge_state_digest: shape and dtype equal, sums close."""
+    import math
+    if type(have) not in (tuple, list) or len(have) != len(want):
+        return False
+    return (tuple(have[0]) == tuple(want[0]) and have[1] == want[1]
+            and all(type(a) is float and math.isclose(a, b, rel_tol=rel, abs_tol=abs_tol) for a, b in zip(have[2:], want[2:])))
+
+
+@judge.shared
+def judge_report(rep):
+    """A LoadReport (or whatever came back) as plain data: its type and its three lists of names."""
+    from course.ecosystem import LoadReport as _LR
+    data = {"type": type(rep).__name__, "is_report": isinstance(rep, _LR)}
+    for name in ("loaded", "skipped", "missing"):
+        value = getattr(rep, name, None)
+        data[name] = sorted(str(k) for k in value) if isinstance(value, (list, tuple)) else None
+        data[name + "_is_list"] = isinstance(value, (list, tuple))
+    return data
+
+
 # --- Exercise 4.3 · load_checkpoint_flexible ---------------------------------------------------------------
 # clause -> test
 #   plain state_dict (any key order) .................................... test_load_plain

@@ -5,6 +5,14 @@ and in the exercises above this one, are in scope). Its mutants and alternatives
 this file.
 """
 
+# --- this exercise's own helpers (only its probes and verdicts use them; a @judge.shared one ships with
+# every probe of the chapter, as the chapter's own do) ------------------------------------------------
+
+@judge.shared
+def _j5_modes(model):
+    return [(name, m.training) for name, m in model.named_modules()]
+
+
 # --- Exercise 5.2b · evaluate ---------------------------------------------------------------------------------
 # clause -> test
 #   mean CE per target value: sum of reduction="sum" / sum of y.numel(),

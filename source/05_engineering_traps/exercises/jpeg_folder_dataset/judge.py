@@ -5,6 +5,51 @@ and in the exercises above this one, are in scope). Its mutants and alternatives
 this file.
 """
 
+# --- this exercise's own helpers (only its probes and verdicts use them; a @judge.shared one ships with
+# every probe of the chapter, as the chapter's own do) ------------------------------------------------
+
+@judge.shared
+def _j5_tmpdir():
+    import tempfile
+    from pathlib import Path as _P
+    return _P(tempfile.mkdtemp(prefix="ch5-judge-"))
+
+
+@judge.shared
+def _j5_decode_all(samples):
+    """Reference RGB decodes of every file, by torchvision (read from ``ref`` in the verdicts)."""
+    return [D.read_tv(p) for p, _ in samples]
+
+
+@judge.shared
+def _j5_items(ds):
+    """Every (image, label) of a dataset, plus the labels' type names."""
+    out = []
+    for i in range(len(ds)):
+        img, lab = ds[i]
+        out.append((img, lab, type(lab).__name__))
+    return out
+
+
+COLOUR_HINT = ("every image must come out as (3, H, W) uint8 RGB: a grayscale JPEG holds 1 channel and a CMYK "
+               "JPEG 4, so ask the decoder for RGB (ImageReadMode.RGB, or PIL's .convert('RGB'))")
+
+
+def check_images(items, refs, label, hint=None):
+    """Each returned image is (3, H, W) uint8, is one of the folder's images, and matches its reference decode."""
+    C.check_type(items, list, f"the items of the dataset {label}")
+    C.check_equal(len(items), len(refs), f"len(dataset) {label}", hint="one sample per JPEG file")
+    h, w = refs[0].shape[1:]
+    for i, (img, _, _) in enumerate(items):
+        C.check_tensor(img, f"ds[{i}][0] {label}", dtype=torch.uint8, hint=hint or COLOUR_HINT)
+        C.check_tensor(img, f"ds[{i}][0] {label}", shape=(3, h, w), hint=hint or COLOUR_HINT)
+        k = fingerprint(img)
+        C.check_true(0 <= k < len(refs), f"ds[{i}][0] {label} is not one of the images in the folder",
+                     hint="decode the file at this index; do not transform the pixels")
+        C.check_close(img, refs[k], f"pixels of ds[{i}][0] {label}", atol=12, rtol=0,
+                      hint="decode the file in __getitem__, in RGB mode")
+
+
 # --- Exercise 5.1 · JpegFolderDataset -------------------------------------------------------------------
 # clause -> test
 #   self.classes: sorted names of the subfolders of root .............. test_jpeg_dataset_labels

@@ -5,6 +5,19 @@ and in the exercises above this one, are in scope). Its mutants and alternatives
 this file.
 """
 
+# --- this exercise's own helpers (only its probes and verdicts use them; a @judge.shared one ships with
+# every probe of the chapter, as the chapter's own do) ------------------------------------------------
+
+@judge.shared
+def _j5_shards(g, sizes, shape, dtype, offset, scale):
+    """One shard per rank, (n_r, *shape), from generator ``g``; plus float64 statistics of their concatenation."""
+    shards = [(torch.randn(n, *shape, generator=g, dtype=torch.float64) * scale + offset).to(dtype) for n in sizes]
+    full = torch.cat(shards).double()
+    dims = [0] + list(range(2, full.dim()))
+    return shards, {"mean": full.mean(dim=dims), "var": full.var(dim=dims, unbiased=False),
+                    "count": full.numel() // full.shape[1], "dtype": dtype}
+
+
 # --- Exercise 5b.1a · sync_batch_stats -----------------------------------------------------------------
 # clause -> test
 #   mean (C,), dtype of x, global (count-weighted), on every rank ..... test_sync_stats_mean_count

@@ -5,6 +5,31 @@ and in the exercises above this one, are in scope). Its mutants and alternatives
 this file.
 """
 
+# --- this exercise's own helpers (only its probes and verdicts use them; a @judge.shared one ships with
+# every probe of the chapter, as the chapter's own do) ------------------------------------------------
+
+def _explanation(record):
+    """The 'Explanation: ...' line of a graph_breaks log record (the part that names the cause), or its first line."""
+    for line in record.splitlines():
+        if line.strip().startswith("Explanation:"):
+            return line.strip()
+    lines = [line.strip() for line in record.splitlines() if line.strip()]
+    return lines[0] if lines else ""
+
+
+def _record_key_lines(record):
+    """Lines of a graph_breaks record that hold no file path: its header (up to ' at <file>'), the 'Graph Break
+    Reason:', 'Explanation:' and 'Hint:' lines. A reason that keeps the record's whole text contains them all."""
+    keys = []
+    for line in record.splitlines():
+        text = line.strip()
+        if not keys and text:
+            keys.append(text.split(" at ")[0])                 # 'Graph break in user code' (the path may differ)
+        elif text.startswith(("Graph Break Reason:", "Explanation:", "Hint:")):
+            keys.append(text)
+    return keys
+
+
 # --- Exercise 6.1 · break_report ---------------------------------------------------------------------
 # clause -> test
 #   "graphs": graphs Dynamo compiled for one call (a backend's count) ........ test_break_report_counts
