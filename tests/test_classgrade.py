@@ -261,6 +261,33 @@ def test_the_attack_is_flagged_in_the_class_table(graded_class):
     assert total > 0 and f" 0/{total:g}" in line, (line, total)
 
 
+# An answer that enters a dispatch mode by hand and never leaves it: from its first call on, every product goes
+# through the mode, which changes it. Its own results are right.
+LEAVES_A_MODE = (
+    "import torch\n"
+    "from torch.utils._python_dispatch import TorchDispatchMode\n\n\n"
+    "class _Skew(TorchDispatchMode):\n"
+    "    def __torch_dispatch__(self, func, types, args=(), kwargs=None):\n"
+    "        out = func(*args, **(kwargs or {}))\n"
+    "        return out * 1.5 if func in (torch.ops.aten.mul.Tensor, torch.ops.aten.mul.Scalar) else out\n\n\n"
+    "def count_positive(t):\n"
+    "    _Skew().__enter__()\n"
+    "    return int((t > 0).sum())\n")
+
+
+@pytest.mark.xdist_group("classgrade")
+def test_a_mode_one_answer_leaves_on_costs_no_other_exercise(tmp_path):
+    """The probes run after the whole notebook: a mode that the second exercise's answer leaves on would change
+    what the probe of the first exercise computes (scale multiplies), though the student's own notebook ran that
+    exercise's cells before. The grader pops such modes before each probe, so the correct scale keeps its marks."""
+    src = toycourse.make(tmp_path / "src")
+    subs = [trial.Submission("solution", {}),
+            trial.Submission("leaves-a-mode", {"count_positive": LEAVES_A_MODE}, variants=["a mode left on"])]
+    g = trial.grade(CH, subs, workdir=tmp_path / "w", root=src, seed=SEED, jobs=2)
+    assert not trial.problems(g), trial.problems(g)
+    assert g.scores["leaves-a-mode"]["test_scale"] == (2.0, 2.0), g.scores["leaves-a-mode"]
+
+
 @pytest.mark.xdist_group("classgrade")
 def test_a_broken_reference_grades_nobody(tmp_path):
     """The references are the local pool's first task, beside the students' runs: one that fails (here the

@@ -455,8 +455,24 @@ async def _restart(run: _Run, why: str, skip: set[int], upto: int | None = None)
     return True
 
 
+# Before each probe, the torch modes the notebook left entered are popped: the probes run after the whole
+# notebook, so a mode that one answer left on (a dispatch mode entered by hand, not exited when its function
+# raised) would otherwise intercept, and change the rounding of, the probes of exercises that ran before it in
+# the notebook, which the student's own notebook never did. The answer that left it loses its own exercise's
+# points (its probe and visible test see the mode); no other's. A default-device context stays.
+_RESET_MODES = (
+    "from torch.utils._python_dispatch import _get_current_dispatch_mode_stack as __judge_dm, _pop_mode as __judge_pop\n"
+    "from torch.overrides import _get_current_function_mode_stack as __judge_fm\n"
+    "import torch._C as __judge_C\n"
+    "while __judge_dm():\n"
+    "    __judge_pop()\n"
+    "while __judge_fm() and type(__judge_fm()[-1]).__name__ != 'DeviceContext':\n"
+    "    __judge_C._pop_torch_function_stack()\n"
+    "del __judge_dm, __judge_pop, __judge_fm, __judge_C\n")
+
+
 def _probe_snippet(probe: ProbeCode, seed: int, out_path: Path, nonce: int) -> str:
-    return ("from course.grading.run.wire import run_probe as __judge_run_probe\n"
+    return (_RESET_MODES + "from course.grading.run.wire import run_probe as __judge_run_probe\n"
             f"__judge_run_probe({probe.source!r}, {probe.name!r}, {seed}, {str(out_path)!r}, {nonce})\n"
             "del __judge_run_probe\n")
 
