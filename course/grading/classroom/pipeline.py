@@ -102,7 +102,8 @@ def grade_class(root: Path, chapters: list[str], jobs: int | None = None, force:
     os.chmod(ref_dir, 0o700)
     try:
         t1 = time.perf_counter()
-        ref_tasks = _references(root, chapters, tasks, limits, ref_dir, run_here=bool(dask))
+        ref_tasks = _references(root, chapters, tasks, limits, ref_dir, run_here=bool(dask),
+                                threads=1 if jobs > 1 else None)
         out.timing["references"] = time.perf_counter() - t1
         t2 = time.perf_counter()
         out.failures += _run(tasks, jobs, dask, dask_certs, require_sandbox, dask_allow_degraded, progress, log,
@@ -175,15 +176,16 @@ def _stage_all(root: Path, chapters: list[str], only, force: bool, key: int, lim
 
 
 def _references(root: Path, chapters: list[str], tasks: list[dict], limits: Limits, ref_dir: Path,
-                run_here: bool) -> dict[str, dict]:
+                run_here: bool, threads: int | None) -> dict[str, dict]:
     """The reference run of each chapter with something to grade, for every seed to be graded, saved in ``ref_dir``:
     ``{chapter: task}`` (:func:`.task.references_task`; its ``file`` is what the gradebook phase reads). With
-    ``run_here`` they run now, in this process; else they are tasks for the local pool (:func:`_run`)."""
+    ``run_here`` they run now, in this process (with every core); else they are tasks for the local pool
+    (:func:`_run`), with the students' ``threads``."""
     ref_tasks = {}
     for chapter in chapters:
         seeds = sorted({t["seed"] for t in tasks if t["chapter"] == chapter})
         if seeds:
-            ref_tasks[chapter] = references_task(root, chapter, seeds, limits, ref_dir / f"{chapter}.pt")
+            ref_tasks[chapter] = references_task(root, chapter, seeds, limits, ref_dir / f"{chapter}.pt", threads)
             if run_here:
                 references.save(references.compute(chapter, root, seeds, limits), ref_dir / f"{chapter}.pt")
     return ref_tasks

@@ -76,27 +76,35 @@ def work(task: dict) -> dict:
             "flags": result.flags, "judge_peak_mib": round(result.judge_peak_memory / 2 ** 20, 1)}
 
 
-def references_task(root: Path, chapter: str, seeds: list[int], limits: Limits, file: Path) -> dict:
+def references_task(root: Path, chapter: str, seeds: list[int], limits: Limits, file: Path,
+                    threads: int | None = None) -> dict:
     """The reference run of ``chapter`` for every seed to be graded, as a task of the local pool (beside the
-    students' runs: it takes one of their places, not a core of its own)."""
+    students' runs: it takes one of their places, and their CPU threads, not the whole machine)."""
     return {"kind": "references", "root": str(root), "chapter": chapter, "student": "", "seeds": list(seeds),
-            "limits": limits.as_dict(), "file": str(file)}
+            "limits": limits.as_dict(), "file": str(file), "threads": threads}
 
 
 def references_work(task: dict) -> dict:
     """Run a :func:`references_task`: the reference's probe values saved to its ``file``; a reference that does not
     run cleanly (:class:`~course.grading.judge.verdicts.JudgeError`) leaves its message in ``file + ".error"``
-    instead. No memory cap of the judge's: this process holds the values of every seed (as the grading command
-    did when it ran the references itself)."""
+    instead, and so does any other error of this process (with its traceback: nothing else would show it). No
+    memory cap of the judge's: this process holds the values of every seed (as the grading command did when it
+    ran the references itself)."""
+    import traceback
+
     from course.grading.judge import references
     from course.grading.judge.verdicts import JudgeError
 
     t0 = time.perf_counter()
     try:
-        records = references.compute(task["chapter"], Path(task["root"]), task["seeds"], Limits.from_dict(task["limits"]))
+        records = references.compute(task["chapter"], Path(task["root"]), task["seeds"], Limits.from_dict(task["limits"]),
+                                     threads=task.get("threads"))
         references.save(records, Path(task["file"]))
     except JudgeError as err:
         Path(task["file"] + ".error").write_text(str(err))
+    except Exception as err:  # noqa: BLE001 - any failure of the reference stops the class; say which
+        Path(task["file"] + ".error").write_text(f"the reference run of {task['chapter']} failed: "
+                                                 f"{type(err).__name__}: {err}\n{traceback.format_exc()[-4000:]}")
     return {"chapter": task["chapter"], "references": len(task["seeds"]), "seconds": round(time.perf_counter() - t0, 2)}
 
 

@@ -119,7 +119,7 @@ def cache_key(chapter: str, root: Path, seed: int, judge: Judge) -> str:
 
 
 def compute(chapter: str, root: Path, seeds: int | list[int], limits: Limits | None = None,
-            judge: Judge | None = None) -> dict:
+            judge: Judge | None = None, threads: int | None = None) -> dict:
     """Run every probe of ``chapter`` on the reference solution, once per seed.
 
     Returns ``{grade_id: record}`` for one seed (an int), or ``{seed: {grade_id: record}}`` for a list.
@@ -138,7 +138,8 @@ def compute(chapter: str, root: Path, seeds: int | list[int], limits: Limits | N
         try:
             result = run_submission(nb, chapter, "reference", judge.codes(), missing[0], files=staged,
                                     limits=limits, course_root=root, decoys=False, skip_tests=True,
-                                    extra_seeds=tuple(missing[1:]), extra_env={REFERENCE_RUN: "1"})
+                                    extra_seeds=tuple(missing[1:]), extra_env={REFERENCE_RUN: "1"},
+                                    threads=threads)
         finally:
             import shutil
             shutil.rmtree(staged, ignore_errors=True)
