@@ -38,7 +38,7 @@ def record(root: Path, chapter: str, todo: list[str], ref_file: Path, db_url: st
     ``(chapter, student, why)``."""
     staged_root = paths.judge_dir(root) / "staged"
     for s in todo:  # a report from an earlier run must not stand for this one
-        (paths.judge_dir(root) / "reports" / chapter / f"{s}.json").unlink(missing_ok=True)
+        paths.report_path(root, chapter, s).unlink(missing_ok=True)
     if not todo:
         return []
     failures = []
@@ -55,7 +55,7 @@ def record(root: Path, chapter: str, todo: list[str], ref_file: Path, db_url: st
     nbgrader_io.name_students(db_url, todo)
     for student in todo:
         graded = (root / "autograded" / student / chapter).is_dir() and \
-            (paths.judge_dir(root) / "reports" / chapter / f"{student}.json").is_file()
+            paths.report_path(root, chapter, student).is_file()
         if not graded:
             why = _nbgrader_error(proc, student)
             failures.append((chapter, student, f"nbgrader refused it: {why}"))

@@ -237,7 +237,7 @@ def _reports(root: Path, chapter: str, only, out: ClassResult) -> dict[str, Repo
     for student in stage.students_of(root, chapter):
         if only and student not in only:
             continue
-        r = Report.load(paths.judge_dir(root) / "reports" / chapter / f"{student}.json")
+        r = Report.load(paths.report_path(root, chapter, student))
         why = next((w for ch, s, w in out.failures if ch == chapter and s == student), "")
         if r is None or (chapter, student) in out.graded and why:
             r = Report.not_graded(chapter, student, why or "no report was written", max_score)
