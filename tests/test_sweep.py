@@ -105,3 +105,62 @@ def test_each_sweep_process_compiles_into_a_cache_of_its_own(tmp_path):
     assert seen[0] != seen[1]
     assert Path(parent).is_dir()  # the parent's folder is the parent's to remove
     shutil.rmtree(parent)
+
+
+def test_the_variant_check_compiles_an_identical_source_once_and_anything_changed_again(tmp_path):
+    """course.grading.authoring.compiles (the in-process variant check only): a repeated ``g++ -c`` of the same
+    command on the same sources writes the first compile's object file back; a changed source, header beside it,
+    flag or output path compiles again, and assembling (.S) and linking always run."""
+    import shlex
+
+    from course.grading.authoring import compiles
+
+    calls = []
+
+    def compiler(cmd_line, cwd):
+        args = shlex.split(cmd_line)
+        calls.append(cmd_line)
+        out = Path(args[args.index("-o") + 1])
+        inputs = [Path(a).read_bytes() for a in args if a.endswith((".cpp", ".S", ".o")) and a != str(out)]
+        out.write_bytes(b"object of " + b"|".join(inputs) + f" {len(calls)}".encode())
+
+    run = compiles.memoise(compiler)
+    src, header, obj = tmp_path / "k.cpp", tmp_path / "k.h", tmp_path / "k.o"
+    header.write_text("#define N 3\n")
+    src.write_text('#include "k.h"\nint f() { return N; }\n')
+    cmd = f"g++ {src} -O3 -c -o {obj}"
+    run(cmd, str(tmp_path))
+    first = obj.read_bytes()
+    obj.unlink()                                   # Inductor removes the object files once it has linked them
+    run(cmd, str(tmp_path))
+    assert (len(calls), run.skipped, obj.read_bytes()) == (1, 1, first)
+    with open(src, "a") as fh:                     # the commands Inductor appends once it has compiled a source
+        fh.write(f"\n// Compile cmd\n// {cmd}\n// Link cmd\n// g++ {obj} -shared -o k.so\n")
+    run(cmd, str(tmp_path))
+    assert (len(calls), run.skipped) == (1, 2)
+    for change in (lambda: src.write_text('#include "k.h"\nint f() { return N + 1; }\n'),
+                   lambda: header.write_text("#define N 4\n")):
+        n = len(calls)
+        change()
+        run(cmd, str(tmp_path))
+        assert len(calls) == n + 1 and obj.read_bytes() != first and run.skipped == 2
+    n = len(calls)
+    run(cmd.replace("-O3", "-O1"), str(tmp_path))
+    run(cmd.replace("k.o", "other.o"), str(tmp_path))
+    assert len(calls) == n + 2
+    weights = tmp_path / "w.S"
+    weights.write_text(".incbin \"w.bin\"\n")
+    link = f"g++ {obj} {tmp_path / 'w.o'} -shared -o {tmp_path / 'k.so'}"
+    for _ in range(2):
+        run(f"g++ {weights} -c -o {tmp_path / 'w.o'}", str(tmp_path))
+        run(link, str(tmp_path))
+    assert len(calls) == n + 6 and run.skipped == 2
+    # Installed once, around the torch in this environment's compile command (absent in another torch: no change)
+    from torch._inductor import cpp_builder
+    before = cpp_builder._run_compile_cmd
+    try:
+        memo = compiles.reuse_identical_compiles()
+        assert memo is cpp_builder._run_compile_cmd and memo.course_memoised
+        assert compiles.reuse_identical_compiles() is memo
+    finally:
+        cpp_builder._run_compile_cmd = before

@@ -235,6 +235,12 @@ def variants(chapter: str, root: Path, seeds: list[int], names: list[str] | None
     t0 = time.perf_counter()
     report = VariantReport(chapter=chapter, seeds=list(seeds))
     judge, shell = _prepare(chapter, root, "variants")
+    # Most variants of a packaging exercise compile the same program at this one seed: g++ runs once for each
+    # distinct source (course.grading.authoring.compiles; the sweep, which checks that two runs agree, compiles
+    # every time).
+    from course.grading.authoring.compiles import reuse_identical_compiles
+
+    memo = reuse_identical_compiles()
     nb = reference_notebook(chapter, root)
     cells = reference_cells(nb)
     graded = records.graded_ids(nb)
@@ -287,8 +293,9 @@ def variants(chapter: str, root: Path, seeds: list[int], names: list[str] | None
         if missing and not any(v.name in p and "keeps the points" in p for p in report.problems):
             report.problems.append(f"mutant {v.name} keeps the points of {missing}")
     report.seconds = time.perf_counter() - t0
+    reused = f" ({memo.skipped} identical C++ compiles not run again)" if memo is not None and memo.skipped else ""
     log(f"{chapter}: {len(chosen)} variants x {len(seeds)} seed(s) in {report.seconds:.1f} s, "
-        f"{len(report.problems)} problem(s)")
+        f"{len(report.problems)} problem(s){reused}")
     return report
 
 
