@@ -145,7 +145,7 @@ def test_mutants_lose_exactly_their_points(chapter, tmp_path_factory):
 #: Chapters whose variants are split over several test processes (each part in a group of its own, so the
 #: xdist workers share them): Chapter 5b's launcher exercises start ranks for every variant, and one process for all
 #: of them was the longest test of the run. Every variant is still checked, once.
-VARIANT_PARTS = {"05b_distributed": 2, "03_torchscript": 2}
+VARIANT_PARTS = {"05b_distributed": 2}
 
 
 def variant_parts():
@@ -278,6 +278,9 @@ def _course_remove_fork():
     context.DefaultContext.get_all_start_methods = lambda self: [m for m in every(self) if m != "fork"]
     multiprocessing.get_all_start_methods = context._default_context.get_all_start_methods
     multiprocessing.set_start_method("forkserver", force=True)
+    # The server imports torch once, before it starts anything: each DataLoader worker it starts then skips the
+    # 1.7 s import a spawned one pays (Chapter 5 starts about twenty). What a worker is sent is pickled either way.
+    multiprocessing.set_forkserver_preload(["torch"])
     assert "fork" not in multiprocessing.get_all_start_methods() and multiprocessing.get_start_method() == "forkserver"
     with open(MARKER, "w") as f:  # the test checks that this ran
         f.write("no fork")
