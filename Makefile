@@ -40,7 +40,7 @@ DEST ?=
 # Debian packages the tests need: the sandbox, the browser for the browser tests, a PostgreSQL server.
 SYSTEM_PACKAGES := bubblewrap chromium postgresql
 
-.PHONY: setup lock system lab instructor test grade release autograde grade-class bench feedback publish sweep check gradebook gpu-check profiles
+.PHONY: setup lock system system-packages lab instructor test grade release autograde grade-class bench feedback publish sweep check gradebook gpu-check profiles
 
 # A fresh clone's gradebook (gradebook.db) learns every chapter: nbgrader generate_assignment --force for each
 # (release/ is written again from source/, identical to the committed one). Run once before the first grading.
@@ -96,8 +96,10 @@ lock:
 
 # Installs the Debian packages only when one is missing (fast the second time). Without root or
 # sudo it says what to install; the sandbox then degrades loudly and the browser and PostgreSQL
-# tests skip with that reason.
-system:
+# tests skip with that reason. `system` is these and the hub's (hub-system, below).
+system: system-packages
+
+system-packages:
 	@missing=""; command -v bwrap >/dev/null || missing="$$missing bubblewrap"; \
 	 command -v chromium >/dev/null || missing="$$missing chromium"; \
 	 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
@@ -121,7 +123,10 @@ instructor: setup
 	GRADEBOOK=$(GRADEBOOK) $(BIN)/python -m course.lab serve instructor "$(CURDIR)" $(LAB_ARGS)
 
 # One OpenMP thread per test process: $(TEST_WORKERS) processes share two cores (see tests/conftest.py for the measurement).
-test: setup system
+# The Debian packages install beside the Python ones (apt and pip each keep one core busy on a fresh machine).
+test:
+	@$(MAKE) --no-print-directory -j2 setup system-packages
+	@$(MAKE) --no-print-directory system
 	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup -rP --durations=25 $(PYTEST_ARGS) tests
 
 grade: setup
