@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -286,6 +287,64 @@ def test_a_mode_one_answer_leaves_on_costs_no_other_exercise(tmp_path):
     g = trial.grade(CH, subs, workdir=tmp_path / "w", root=src, seed=SEED, jobs=2)
     assert not trial.problems(g), trial.problems(g)
     assert g.scores["leaves-a-mode"]["test_scale"] == (2.0, 2.0), g.scores["leaves-a-mode"]
+
+
+def processes_naming(marker: str) -> list[str]:
+    """The command lines of the processes that name ``marker`` in theirs (this test's own folder)."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if marker in cmd:
+            found.append(f"{pid}: {cmd[:200]}")
+    return found
+
+
+@pytest.mark.xdist_group("classgrade")
+def test_a_stopped_grading_leaves_nothing_running(tmp_path):
+    """SIGTERM to grade-class (kill, a scheduler's stop; SIGHUP from a closed terminal is the same) ends it as
+    Ctrl-C does: the submission being graded stops with its sandbox, the grader's private temporary folder goes,
+    and nothing is recorded. Before, the pool's grading processes went on to the end of their submissions."""
+    course = toycourse.make(tmp_path / "course")
+    rel = trial.generate(course, CH, course / "gradebook.db")
+    slow = "import time\ndef scale(x, k):\n    return x * k\ntime.sleep(900)\n"
+    trial.write_submissions(course, CH, [trial.Submission("slow", {"scale": slow}),
+                                         trial.Submission("solution", {})], rel)
+    import tempfile
+    tmp = Path(tempfile.mkdtemp(prefix="stop-", dir="/tmp"))  # 0700; short: the fork server's socket is in it
+    env = {**nbgrader_io.env(), "TMPDIR": str(tmp)}
+    log = tmp_path / "grade-class.log"              # a file, not a pipe: a process left running would hold a pipe open
+    with open(log, "w") as fh:
+        proc = subprocess.Popen([sys.executable, "-m", "course.grading", "grade-class", CH, "--seed", str(SEED),
+                                 "--jobs", "2", "--no-progress"], cwd=course, env=env, stdout=fh, stderr=fh)
+    try:
+        deadline = time.monotonic() + 300
+        while not [p for p in processes_naming(str(tmp)) if "ipykernel" in p]:
+            assert proc.poll() is None and time.monotonic() < deadline, f"no kernel started: {log.read_text()[-3000:]}"
+            time.sleep(0.5)
+        time.sleep(5)                              # the reference and the slow answer's sleep are under way
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 128 + signal.SIGTERM, (proc.returncode, log.read_text()[-3000:])
+    left = processes_naming(str(tmp))
+    for _ in range(20):                            # SIGKILLed sandboxes take a moment to go
+        if not left:
+            break
+        time.sleep(0.5)
+        left = processes_naming(str(tmp))
+    assert not left, left
+    stayed = list(tmp.iterdir())
+    shutil.rmtree(tmp, ignore_errors=True)
+    assert not stayed, f"the grader's temporary folder stayed: {stayed}"
+    assert trial.read_scores(course / "gradebook.db", CH, CH) == {}
 
 
 @pytest.mark.xdist_group("classgrade")

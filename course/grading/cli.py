@@ -22,7 +22,9 @@ Class
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
 from pathlib import Path
 
 from course.grading.paths import DASK_CERTS
@@ -341,8 +343,25 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"unrecognized arguments: {' '.join(rest)}")
     from course.grading.run.scratch import private_tmpdir
     private_tmpdir()
+    before = _stop_cleanly_on_terminate()
     try:
         return args.func(args)
     finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
         from course.serving.hub import after_command
         after_command()  # on a hub: the course is private again after every grading command
+
+
+def _stop_cleanly_on_terminate() -> dict:
+    """SIGTERM (``kill``, a scheduler's stop) and SIGHUP (a closed terminal) end the command as Ctrl-C does: by an
+    exception, so that every ``finally`` runs. Without it, the grading processes of the submissions being graded
+    (children of the pool's fork server, not of this process) went on to the end with their sandboxes, and the
+    grader's private temporary folder stayed. Returns the handlers it replaced (none outside the main thread)."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+
+    def stop(signum, _frame):
+        raise SystemExit(128 + signum)
+
+    return {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
