@@ -304,6 +304,33 @@ def processes_naming(marker: str) -> list[str]:
     return found
 
 
+def test_a_stop_signal_is_taken_once_and_never_where_it_was_ignored():
+    """The handler of the grading commands: a signal ignored before (SIGHUP under nohup) stays ignored; the first
+    SIGTERM or SIGHUP raises SystemExit(128 + signal), and any later one is ignored until the command ends (its
+    clean-up is not interrupted); the handlers before it are put back after."""
+    from course.grading import cli
+
+    before = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+        replaced = cli._stop_cleanly_on_terminate()
+        assert list(replaced) == [signal.SIGTERM] and signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+        with pytest.raises(SystemExit) as stop:
+            signal.getsignal(signal.SIGTERM)(signal.SIGTERM, None)
+        assert stop.value.code == 128 + signal.SIGTERM
+        assert signal.getsignal(signal.SIGTERM) is signal.SIG_IGN
+        signal.signal(signal.SIGHUP, signal.SIG_DFL)
+        replaced = cli._stop_cleanly_on_terminate()
+        assert list(replaced) == [signal.SIGHUP]       # SIGTERM: still ignored since the first one
+        # the commands that run notebook code in this process (IPython catches SystemExit there) do not take it
+        assert not cli.parser().parse_args(["sweep", "01_dynamic_graphs"]).__dict__.get("stops_cleanly")
+        assert cli.parser().parse_args(["grade-class", "01_dynamic_graphs"]).stops_cleanly
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+
+
 @pytest.mark.xdist_group("classgrade")
 def test_a_stopped_grading_leaves_nothing_running(tmp_path):
     """SIGTERM to grade-class (kill, a scheduler's stop; SIGHUP from a closed terminal is the same) ends it as
@@ -329,20 +356,25 @@ def test_a_stopped_grading_leaves_nothing_running(tmp_path):
         time.sleep(5)                              # the reference and the slow answer's sleep are under way
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=120)
-    finally:
+        left = processes_naming(str(tmp))
+        for _ in range(20):                        # SIGKILLed sandboxes take a moment to go
+            if not left:
+                break
+            time.sleep(0.5)
+            left = processes_naming(str(tmp))
+        stayed = list(tmp.iterdir())
+    finally:                                       # whatever failed, nothing of this test stays running
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+        for line in processes_naming(str(tmp)):
+            try:
+                os.kill(int(line.split(":")[0]), signal.SIGKILL)
+            except OSError:
+                pass
+        shutil.rmtree(tmp, ignore_errors=True)
     assert proc.returncode == 128 + signal.SIGTERM, (proc.returncode, log.read_text()[-3000:])
-    left = processes_naming(str(tmp))
-    for _ in range(20):                            # SIGKILLed sandboxes take a moment to go
-        if not left:
-            break
-        time.sleep(0.5)
-        left = processes_naming(str(tmp))
     assert not left, left
-    stayed = list(tmp.iterdir())
-    shutil.rmtree(tmp, ignore_errors=True)
     assert not stayed, f"the grader's temporary folder stayed: {stayed}"
     assert trial.read_scores(course / "gradebook.db", CH, CH) == {}
 

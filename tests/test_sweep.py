@@ -155,12 +155,12 @@ def test_the_variant_check_compiles_an_identical_source_once_and_anything_change
         run(f"g++ {weights} -c -o {tmp_path / 'w.o'}", str(tmp_path))
         run(link, str(tmp_path))
     assert len(calls) == n + 6 and run.skipped == 2
-    # Installed once, around the torch in this environment's compile command (absent in another torch: no change)
+    assert compiles.compile_key(["not", "a", "string"], None) is None   # a command it cannot read: compiled
+    # Around this environment's torch compile command for the block only (absent in another torch: no change)
     from torch._inductor import cpp_builder
     before = cpp_builder._run_compile_cmd
-    try:
-        memo = compiles.reuse_identical_compiles()
+    with compiles.reuse_identical_compiles() as memo:
         assert memo is cpp_builder._run_compile_cmd and memo.course_memoised
-        assert compiles.reuse_identical_compiles() is memo
-    finally:
-        cpp_builder._run_compile_cmd = before
+        with compiles.reuse_identical_compiles() as inner:
+            assert inner is memo
+    assert cpp_builder._run_compile_cmd is before

@@ -65,13 +65,13 @@ def parser() -> argparse.ArgumentParser:
     a = sub.add_parser("autograde", parents=[opts], help="grade one chapter's submissions")
     a.add_argument("chapter")
     a.add_argument("--student", action="append", help="only these students (repeatable)")
-    a.set_defaults(func=lambda args: _grade(args, [args.chapter], args.student))
+    a.set_defaults(func=lambda args: _grade(args, [args.chapter], args.student), stops_cleanly=True)
     g = sub.add_parser("grade-class", parents=[opts], help="grade a class over several chapters")
     g.add_argument("chapters", nargs="+")
     g.add_argument("--zip", type=Path, default=None, help="an LMS download to check and unpack first")
     g.add_argument("--zip-regexp", default=r".*/(?P<student_id>[^/_]+)_(?P<file_id>[^/]+)\.ipynb$",
                    help="the student id and notebook in the archive's file names (default: <student>_<notebook>)")
-    g.set_defaults(func=lambda args: _grade(args, args.chapters, None))
+    g.set_defaults(func=lambda args: _grade(args, args.chapters, None), stops_cleanly=True)
     c = sub.add_parser("check", help="grade the known answers of some chapters in a scratch course")
     c.add_argument("assignments", nargs="*")
     c.add_argument("--stock", action="store_true", help="grade in-kernel, as stock nbgrader (COURSE_GRADING=stock)")
@@ -80,7 +80,7 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--seed", type=int, default=None, help="a fixed key for the hidden inputs")
     c.add_argument("--jobs", type=int, default=1)
     c.add_argument("-v", "--verbose", action="store_true", help="print the judge's message of every failed cell")
-    c.set_defaults(func=_check)
+    c.set_defaults(func=_check, stops_cleanly=True)
     s = sub.add_parser("sweep", help="every hidden test on the reference, for many seeds, in one process")
     s.add_argument("chapter")
     s.add_argument("--seeds", type=int, default=100)
@@ -129,7 +129,7 @@ def parser() -> argparse.ArgumentParser:
     d = sub.add_parser("demo", help="make grade: the demo class")
     d.add_argument("only", nargs="*")
     d.add_argument("--jobs", type=int, default=0)
-    d.set_defaults(func=_demo)
+    d.set_defaults(func=_demo, stops_cleanly=True)
     pub = sub.add_parser("publish", help="write the student repository")
     pub.add_argument("dest", type=Path)
     pub.add_argument("--force", action="store_true", help="replace DEST if it exists")
@@ -146,7 +146,7 @@ def parser() -> argparse.ArgumentParser:
     dk.add_argument("--dashboard", metavar="ADDRESS", default=None, help="the scheduler's dashboard (default: none)")
     dk.add_argument("--join", metavar="ADDRESS", default=None, help="only workers, for the scheduler at ADDRESS")
     dk.add_argument("--scheduler-file", type=Path, default=None)
-    dk.set_defaults(func=_dask_cluster)
+    dk.set_defaults(func=_dask_cluster, stops_cleanly=True)
     # hub parses its own arguments (`hub --help`): everything after `hub` is passed on unread, and it runs as itself,
     # outside the private temporary folder and the after-command step of the other commands.
     hub = sub.add_parser("hub", help="a JupyterHub class on this machine (see `hub --help`)", add_help=False)
@@ -343,7 +343,7 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"unrecognized arguments: {' '.join(rest)}")
     from course.grading.run.scratch import private_tmpdir
     private_tmpdir()
-    before = _stop_cleanly_on_terminate()
+    before = _stop_cleanly_on_terminate() if getattr(args, "stops_cleanly", False) else {}
     try:
         return args.func(args)
     finally:
@@ -354,14 +354,21 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _stop_cleanly_on_terminate() -> dict:
-    """SIGTERM (``kill``, a scheduler's stop) and SIGHUP (a closed terminal) end the command as Ctrl-C does: by an
-    exception, so that every ``finally`` runs. Without it, the grading processes of the submissions being graded
-    (children of the pool's fork server, not of this process) went on to the end with their sandboxes, and the
-    grader's private temporary folder stayed. Returns the handlers it replaced (none outside the main thread)."""
+    """For the commands that grade in child processes (autograde, grade-class, check, demo, dask-cluster): SIGTERM
+    (``kill``, a scheduler's stop) and SIGHUP (a closed terminal) end the command as Ctrl-C does, by an exception,
+    so that every ``finally`` runs. Without it, the grading processes of the submissions being graded (children of
+    the pool's fork server, not of this process) went on to the end with their sandboxes, and the grader's private
+    temporary folder stayed. Only a signal left at its default is taken (``nohup`` keeps SIGHUP ignored), and only
+    the first: the clean-up it starts is not interrupted by a second one. Not for the commands that run notebook code
+    in this process (sweep, variants, profiles): IPython and the probes catch SystemExit there. Returns the handlers
+    it replaced (none outside the main thread)."""
     if threading.current_thread() is not threading.main_thread():
         return {}
+    signals = [sig for sig in (signal.SIGTERM, signal.SIGHUP) if signal.getsignal(sig) is signal.SIG_DFL]
 
     def stop(signum, _frame):
+        for sig in signals:
+            signal.signal(sig, signal.SIG_IGN)
         raise SystemExit(128 + signum)
 
-    return {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    return {sig: signal.signal(sig, stop) for sig in signals}

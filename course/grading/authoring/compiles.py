@@ -17,6 +17,7 @@ sandbox of its own, with caches of its own (course.grading.run.scratch.compile_c
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -47,9 +48,13 @@ def compile_key(cmd_line: str, cwd: str | None) -> tuple[tuple, str] | None:
     """(what the compile depends on, its output path) for a ``-c`` compile of ``.cpp`` sources; None for any other
     command (it is not reused)."""
     try:
-        args = shlex.split(cmd_line)
-    except ValueError:
+        return _compile_key(cmd_line, cwd)
+    except Exception:  # noqa: BLE001 - a command this reading does not follow (another torch): compiled, not reused
         return None
+
+
+def _compile_key(cmd_line: str, cwd: str | None) -> tuple[tuple, str] | None:
+    args = shlex.split(cmd_line)
     if "-c" not in args or "-o" not in args or args.index("-o") + 1 >= len(args):
         return None
     output = args[args.index("-o") + 1]
@@ -97,17 +102,22 @@ def memoise(run, cap_bytes: int = 256 * 2 ** 20):
     return run_once
 
 
-def reuse_identical_compiles() -> object | None:
-    """Install :func:`memoise` around Inductor's compile command in this process; return the wrapper (its
-    ``skipped`` count), or None where this torch has no such function (then nothing changes)."""
+@contextlib.contextmanager
+def reuse_identical_compiles():
+    """Within the block, :func:`memoise` wraps Inductor's compile command in this process; yields the wrapper (its
+    ``skipped`` count), or None where this torch has no such function (then nothing changes). The command is put
+    back at the end of the block."""
     try:
         from torch._inductor import cpp_builder
     except ImportError:
-        return None
+        yield None
+        return
     run = getattr(cpp_builder, "_run_compile_cmd", None)
-    if run is None:
-        return None
-    if getattr(run, "course_memoised", False):
-        return run
-    cpp_builder._run_compile_cmd = memoise(run)
-    return cpp_builder._run_compile_cmd
+    if run is None or getattr(run, "course_memoised", False):
+        yield run
+        return
+    cpp_builder._run_compile_cmd = memo = memoise(run)
+    try:
+        yield memo
+    finally:
+        cpp_builder._run_compile_cmd = run

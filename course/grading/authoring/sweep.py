@@ -228,6 +228,21 @@ def variants(chapter: str, root: Path, seeds: list[int], names: list[str] | None
     logic of :mod:`course.grading.authoring.trial`'s end-to-end check without a sandboxed notebook per submission (our own
     variants are trusted code), so every mutant can be checked in a test run that must stay short.
     """
+    # Most variants of a packaging exercise compile the same program at this one seed: g++ runs once for each
+    # distinct source (course.grading.authoring.compiles; the sweep, which checks that two runs agree, compiles
+    # every time).
+    from course.grading.authoring.compiles import reuse_identical_compiles
+
+    with reuse_identical_compiles() as memo:
+        report = _variants(chapter, root, seeds, names, extra, all_tests)
+    reused = f" ({memo.skipped} identical C++ compiles not run again)" if memo is not None and memo.skipped else ""
+    log(f"{chapter}: {len(report.lost)} variants x {len(seeds)} seed(s) in {report.seconds:.1f} s, "
+        f"{len(report.problems)} problem(s){reused}")
+    return report
+
+
+def _variants(chapter: str, root: Path, seeds: list[int], names: list[str] | None, extra: list | None,
+              all_tests: bool) -> VariantReport:
     from course.grading.judge.answers import load_variants
     from course.grading.judge.references import reference_cells, reference_notebook
 
@@ -235,12 +250,6 @@ def variants(chapter: str, root: Path, seeds: list[int], names: list[str] | None
     t0 = time.perf_counter()
     report = VariantReport(chapter=chapter, seeds=list(seeds))
     judge, shell = _prepare(chapter, root, "variants")
-    # Most variants of a packaging exercise compile the same program at this one seed: g++ runs once for each
-    # distinct source (course.grading.authoring.compiles; the sweep, which checks that two runs agree, compiles
-    # every time).
-    from course.grading.authoring.compiles import reuse_identical_compiles
-
-    memo = reuse_identical_compiles()
     nb = reference_notebook(chapter, root)
     cells = reference_cells(nb)
     graded = records.graded_ids(nb)
@@ -293,9 +302,6 @@ def variants(chapter: str, root: Path, seeds: list[int], names: list[str] | None
         if missing and not any(v.name in p and "keeps the points" in p for p in report.problems):
             report.problems.append(f"mutant {v.name} keeps the points of {missing}")
     report.seconds = time.perf_counter() - t0
-    reused = f" ({memo.skipped} identical C++ compiles not run again)" if memo is not None and memo.skipped else ""
-    log(f"{chapter}: {len(chosen)} variants x {len(seeds)} seed(s) in {report.seconds:.1f} s, "
-        f"{len(report.problems)} problem(s){reused}")
     return report
 
 
