@@ -326,3 +326,48 @@ def test_a_rogue_workers_pickles_never_run_in_the_grader(tls_cluster, tmp_path):
         assert distributed.protocol.pickle.loads(distributed.protocol.pickle.dumps(1)) == 1  # restored
     finally:
         _stop(procs)
+
+
+def test_a_stopped_grading_takes_its_unstarted_submissions_off_the_cluster(monkeypatch):
+    """Ctrl-C (or SIGTERM/SIGHUP, raised as SystemExit by the CLI) while waiting on the cluster: every future the
+    grading submitted is cancelled before the stop goes on, so no worker starts a submission of a stopped run."""
+    import distributed
+
+    class FakeFuture:
+        status = "pending"
+
+    class FakeClient:
+        def __init__(self):
+            self.submitted, self.cancelled = [], []
+
+        def run(self, fn, on_error="return"):
+            return {"tls://127.0.0.1:1": ""}                   # one worker, with the sandbox
+
+        def submit(self, fn, task, *args, **kwargs):
+            self.submitted.append(FakeFuture())
+            return self.submitted[-1]
+
+        def cancel(self, futures):
+            self.cancelled.extend(futures)
+
+    def stopped(futures, timeout=None, return_when=None):
+        raise SystemExit(143)                                  # what the CLI raises on SIGTERM
+
+    monkeypatch.setattr(distributed, "wait", stopped)
+    client = FakeClient()
+    tasks = [{"chapter": "ch", "student": f"s{i}"} for i in range(5)]
+    with pytest.raises(SystemExit):
+        pools._run_on(client, tasks, False, False, 1, 60.0, log=lambda *a: None)
+    assert len(client.submitted) == 5 and set(map(id, client.cancelled)) == set(map(id, client.submitted))
+
+    def finishes(futures, timeout=None, return_when=None):     # an ordinary end cancels nothing
+        for f in futures:
+            f.status = "finished"
+            f.result = lambda timeout=None: json.dumps({"ok": True, "error": "", "seconds": 0.1})
+        return set(futures), set()
+
+    monkeypatch.setattr(distributed, "wait", finishes)
+    client = FakeClient()
+    monkeypatch.setattr(dask_tls, "report_stream_broken", lambda c: False)
+    assert pools._run_on(client, tasks, False, False, 1, 60.0, log=lambda *a: None) == []
+    assert client.cancelled == []

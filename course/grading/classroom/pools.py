@@ -163,11 +163,6 @@ def _dask_error(exc: BaseException | None) -> str:
 def _run_on(client, tasks: list[dict], require_sandbox: bool, allow_degraded: bool, retries: int, per_task: float,
             bar=None, log=print) -> list[tuple[str, str, str]]:
     """Submit ``tasks`` to the workers that have the sandbox and collect what each one says (see :func:`run_dask`)."""
-    from distributed import wait
-
-    from course.grading.classroom import dask_tls
-
-    failures: list[tuple[str, str, str]] = []
     good = dask_workers(client, require_sandbox, allow_degraded, log)
     deadline = time.monotonic() + per_task * (len(tasks) // len(good) + 1)
     futures: dict = {}
@@ -181,6 +176,24 @@ def _run_on(client, tasks: list[dict], require_sandbox: bool, allow_degraded: bo
         return set(new)
 
     pending = submit(tasks)
+    try:
+        return _collect(client, futures, pending, submit, good, require_sandbox, allow_degraded, deadline, bar, log)
+    except BaseException:
+        # Ctrl-C, or SIGTERM/SIGHUP (course.grading.cli): the submissions not started yet are taken off the
+        # cluster. One already running on a worker runs to its end there, in its sandbox; its result is not read.
+        with contextlib.suppress(Exception):
+            client.cancel(list(futures))
+        raise
+
+
+def _collect(client, futures: dict, pending: set, submit, good, require_sandbox: bool, allow_degraded: bool,
+             deadline: float, bar, log) -> list[tuple[str, str, str]]:
+    """Wait for the ``pending`` futures of :func:`_run_on`, re-pinning them if their workers are gone."""
+    from distributed import wait
+
+    from course.grading.classroom import dask_tls
+
+    failures: list[tuple[str, str, str]] = []
     checked = time.monotonic()
     while pending:
         if time.monotonic() - checked > 10:
