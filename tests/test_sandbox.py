@@ -247,3 +247,40 @@ def test_dataloader_workers_pass_batches_from_a_deep_submission_folder(tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "batches [[0.0, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0]]" in proc.stdout
     assert len(str(deep)) > 110
+
+
+@needs_bwrap
+def test_a_submission_that_compiles_gets_the_machines_vector_isa_checks_and_compiles_none_of_them(tmp_path):
+    """Inductor's checks of which vector instruction sets it can build for (about ten g++ runs before a first C++
+    compile) are made once by the grader and copied into a submission's own compile cache: inside the sandbox,
+    Inductor finds every answer there and builds none of them again."""
+    import platform
+    import shutil
+
+    from course.grading.run import scratch
+
+    checks = scratch.vec_isa_checks()
+    if platform.machine() not in ("x86_64", "AMD64") or not shutil.which("g++"):
+        pytest.skip("the checks are made for an x86 CPU with g++")
+    assert checks is not None and any(p.name.endswith(".so.load_ok") for p in Path(checks).rglob("*"))
+    assert scratch.vec_isa_checks() == checks                 # made once: the second call finds them
+    work = tmp_path / "box" / "work"
+    work.mkdir(parents=True)
+    assert scratch.seed_compile_cache(work / ".cache", checks)
+    assert not scratch.seed_compile_cache(work / ".cache", checks)  # something there already: left alone
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "elsewhere")
+    assert not scratch.seed_compile_cache(tmp_path / "link", checks)  # never through a link
+    assert not list((tmp_path / "elsewhere").iterdir())
+    proc = run_inside(tmp_path, """
+        import os
+        from pathlib import Path
+        cache = Path(os.environ["TORCHINDUCTOR_CACHE_DIR"])
+        before = {p.name for p in cache.rglob("*.so")}
+        from torch._inductor.cpu_vec_isa import valid_vec_isa_list
+        isas = [str(isa) for isa in valid_vec_isa_list()]
+        print("isas", isas)
+        print("seeded", len(before), "built inside", sorted({p.name for p in cache.rglob("*.so")} - before))
+    """, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "built inside []" in proc.stdout and "isas []" not in proc.stdout, proc.stdout + proc.stderr[-2000:]

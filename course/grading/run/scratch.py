@@ -40,3 +40,56 @@ def compile_caches(folder) -> dict[str, str]:
     compiling one program with different metadata can each package the other's."""
     return {"TORCHINDUCTOR_CACHE_DIR": os.path.join(folder, "inductor"),
             "TRITON_CACHE_DIR": os.path.join(folder, "triton")}
+
+
+#: Run by :func:`vec_isa_checks` in a process of the grader's own: Inductor's check of which CPU vector
+#: instruction sets its C++ compiler can build for and this machine can load.
+VEC_ISA_CHECK = ("from torch._inductor.cpu_vec_isa import valid_vec_isa_list\n"
+                 "print(' | '.join(str(isa) for isa in valid_vec_isa_list()))\n")
+
+
+def vec_isa_checks(timeout: float = 600) -> str | None:
+    """An Inductor cache folder holding only the CPU vector-ISA checks of this machine, made once per grading
+    command (in its private temporary folder, under a lock its pool's processes share); ``None`` if they cannot be
+    made here.
+
+    Before its first C++ compile, Inductor compiles and loads a small program for each vector instruction set the
+    CPU reports (about ten ``g++`` runs, 9 s of CPU), and keeps the answers in its cache folder. Each submission
+    has a cache folder of its own, so each one that compiles paid this again for the same answers. These come
+    from the instructor's own process, never from a submission, and each submission gets a copy
+    (:func:`seed_compile_cache`): one it can only spoil for itself. Inductor keys each answer by its program, the
+    compiler and its flags; where any of these differ inside the sandbox, it finds no answer and checks again.
+    """
+    import fcntl
+    import subprocess
+    import sys
+
+    base = os.path.join(private_tmpdir(), "vec-isa")
+    os.makedirs(base, mode=0o700, exist_ok=True)
+    cache = os.path.join(base, "inductor")
+    with open(os.path.join(base, "lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        for name, answer in (("ok", cache), ("failed", None)):
+            if os.path.exists(os.path.join(base, name)):
+                return answer
+        try:
+            proc = subprocess.run([sys.executable, "-c", VEC_ISA_CHECK], env={**os.environ, **compile_caches(base)},
+                                  stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout)
+            made = proc.returncode == 0 and any(name.endswith(".load_ok") for _, _, files in os.walk(cache)
+                                                for name in files)
+        except (OSError, subprocess.SubprocessError):
+            made = False
+        shutil.rmtree(os.path.join(cache, "locks"), ignore_errors=True)
+        open(os.path.join(base, "ok" if made else "failed"), "w").close()
+        return cache if made else None
+
+
+def seed_compile_cache(cache_root, checks: str | None) -> bool:
+    """Put a copy of :func:`vec_isa_checks`'s folder where :func:`compile_caches` (``cache_root``) puts Inductor's
+    cache, unless something is there already. Returns whether it did."""
+    target = compile_caches(str(cache_root))["TORCHINDUCTOR_CACHE_DIR"]
+    if not checks or os.path.lexists(target) or os.path.lexists(cache_root) and not os.path.isdir(cache_root) \
+            or os.path.islink(cache_root):
+        return False
+    shutil.copytree(checks, target, symlinks=False)
+    return True

@@ -749,6 +749,12 @@ def run_submission(nb: nbformat.NotebookNode, chapter: str, student: str, probes
         intake_report = intake.copy_submission(Path(files), workdir, limits)
         for item in workdir.glob("*.ipynb"):
             item.unlink()
+    if any(p.seconds for p in probes) and not skip_tests:
+        # A probe that compiles (not in the reference run, which skips it): Inductor's vector-ISA checks of this
+        # machine, made once by the grader, copied into this submission's own compile cache (inside:
+        # workdir/.cache, see Sandbox.environment).
+        from course.grading.run.scratch import seed_compile_cache, vec_isa_checks
+        seed_compile_cache(workdir / ".cache", vec_isa_checks())
     nb_name = f"{chapter}.ipynb"
     watch = _decoys(fake_course, chapter, nb_name) if decoys else []
     env = {"NBGRADER_EXECUTION": "autograde"}
