@@ -30,7 +30,8 @@ from conftest import CHAPTERS, REPO
 from course.grading.judge import answers
 from course.grading.authoring import attacks, notebooks, trial
 from course.grading.nbgrader import wrapper as nbgrader_io
-from course.grading.run.worker import SKIPPED_TEXT, strip_hidden_tests
+from course.grading.judge.verdicts import load
+from course.grading.run.worker import SEEDED_TEXT, SKIPPED_TEXT, strip_hidden_tests
 from nbgrader.utils import is_grade, is_solution
 
 SEED = 20261202
@@ -112,6 +113,10 @@ def test_solution_scores_full_marks(chapter, tmp_path_factory):
     assert not failing, f"visible tests of the reference that did not pass in its kernel: {failing}"
     code = sum(1 for c in nb.cells if c.cell_type == "code" and c.source.strip())
     print(f"[{chapter}] {len(r['skipped'])} of {code} code cells not run by the grader; phases: {r['phases']}")
+    # A chapter whose probe compiles C++ (a probe with a time limit of its own): the submission's compile cache
+    # held the machine's vector-ISA checks, made once by the grader (course.grading.run.scratch.vec_isa_checks)
+    compiles = any(c.seconds for c in load(chapter, REPO).codes())
+    assert (SEEDED_TEXT in r["sandbox"]) == compiles, r["sandbox"]
     assert "hidden_test(" not in "\n".join(c.source for c in nb.cells), "hidden regions must not run in the worker"
 
 

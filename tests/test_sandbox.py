@@ -253,7 +253,8 @@ def test_dataloader_workers_pass_batches_from_a_deep_submission_folder(tmp_path)
 def test_a_submission_that_compiles_gets_the_machines_vector_isa_checks_and_compiles_none_of_them(tmp_path):
     """Inductor's checks of which vector instruction sets it can build for (about ten g++ runs before a first C++
     compile) are made once by the grader and copied into a submission's own compile cache: inside the sandbox,
-    Inductor finds every answer there and builds none of them again."""
+    Inductor finds every answer there and builds or loads none of them again. (That grading seeds a submission
+    whose probe compiles: tests/test_chapters.py, the report's sandbox line.)"""
     import platform
     import shutil
 
@@ -276,11 +277,50 @@ def test_a_submission_that_compiles_gets_the_machines_vector_isa_checks_and_comp
         import os
         from pathlib import Path
         cache = Path(os.environ["TORCHINDUCTOR_CACHE_DIR"])
-        before = {p.name for p in cache.rglob("*.so")}
+        files = lambda: {str(p.relative_to(cache)) for p in cache.rglob("*") if p.is_file() and "locks" not in p.parts}
+        before = files()
         from torch._inductor.cpu_vec_isa import valid_vec_isa_list
         isas = [str(isa) for isa in valid_vec_isa_list()]
         print("isas", isas)
-        print("seeded", len(before), "built inside", sorted({p.name for p in cache.rglob("*.so")} - before))
+        print("seeded", len(before), "made inside", sorted(files() - before))
     """, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "built inside []" in proc.stdout and "isas []" not in proc.stdout, proc.stdout + proc.stderr[-2000:]
+    # nothing built, nothing loaded again: no new program, library or load marker
+    assert "made inside []" in proc.stdout and "isas []" not in proc.stdout, proc.stdout + proc.stderr[-2000:]
+
+
+def test_the_vector_isa_check_dies_with_the_grading_process_that_started_it(tmp_path):
+    """A grading process that its pool SIGKILLs (a stopped grade-class) runs no finally: the check it started must
+    not run on as an orphan, writing into a private folder the grading command is removing."""
+    import time
+
+    grader = subprocess.Popen([sys.executable, "-c", "from course.grading.run import scratch; scratch.vec_isa_checks()"],
+                              env={**os.environ, "TMPDIR": str(tmp_path)})
+
+    def checks_of(parent: int) -> list[int]:
+        found = []
+        for d in Path("/proc").iterdir():
+            try:
+                argv = (d / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if any(b"valid_vec_isa_list" in a for a in argv) and str(parent).encode() in argv:
+                found.append(int(d.name))
+        return found
+
+    try:
+        end = time.monotonic() + 60
+        while not checks_of(grader.pid) and time.monotonic() < end and grader.poll() is None:
+            time.sleep(0.05)
+        assert checks_of(grader.pid), "the check never started"
+        time.sleep(3)                      # well into it: importing torch, or compiling
+        assert checks_of(grader.pid), "the check ended too soon to show anything"
+        grader.kill()
+        grader.wait()
+        end = time.monotonic() + 3         # SIGKILL at once; an orphan would still have seconds of work left
+        while checks_of(grader.pid) and time.monotonic() < end:
+            time.sleep(0.05)
+        assert not checks_of(grader.pid), "the check ran on after the grading process was killed"
+    finally:
+        if grader.poll() is None:
+            grader.kill()

@@ -43,53 +43,79 @@ def compile_caches(folder) -> dict[str, str]:
 
 
 #: Run by :func:`vec_isa_checks` in a process of the grader's own: Inductor's check of which CPU vector
-#: instruction sets its C++ compiler can build for and this machine can load.
-VEC_ISA_CHECK = ("from torch._inductor.cpu_vec_isa import valid_vec_isa_list\n"
-                 "print(' | '.join(str(isa) for isa in valid_vec_isa_list()))\n")
+#: instruction sets its C++ compiler can build for and this machine can load. It first asks Linux to kill it when
+#: the thread that started it ends (PR_SET_PDEATHSIG), and stops if that has already happened: a grading process
+#: killed by its pool cannot leave it writing into a private folder its parent is removing.
+VEC_ISA_CHECK = """
+import ctypes, os, signal, sys
+try:
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)
+except (OSError, AttributeError):
+    pass
+if os.getppid() != int(sys.argv[1]):
+    sys.exit(3)
+from torch._inductor.cpu_vec_isa import valid_vec_isa_list
+print(" | ".join(str(isa) for isa in valid_vec_isa_list()))
+"""
 
 
 def vec_isa_checks(timeout: float = 600) -> str | None:
     """An Inductor cache folder holding only the CPU vector-ISA checks of this machine, made once per grading
     command (in its private temporary folder, under a lock its pool's processes share); ``None`` if they cannot be
-    made here.
+    made here (then never tried again by this command).
 
     Before its first C++ compile, Inductor compiles and loads a small program for each vector instruction set the
     CPU reports (about ten ``g++`` runs, 9 s of CPU), and keeps the answers in its cache folder. Each submission
     has a cache folder of its own, so each one that compiles paid this again for the same answers. These come
     from the instructor's own process, never from a submission, and each submission gets a copy
-    (:func:`seed_compile_cache`): one it can only spoil for itself. Inductor keys each answer by its program, the
-    compiler and its flags; where any of these differ inside the sandbox, it finds no answer and checks again.
+    (:func:`seed_compile_cache`): one it can only spoil for itself. Inductor keeps only the sets that built and
+    loaded, and keys each by its program, the compiler and its flags; a set missing, or keyed differently inside
+    the sandbox, is checked there again, as before.
     """
     import fcntl
     import subprocess
     import sys
 
-    base = os.path.join(private_tmpdir(), "vec-isa")
-    os.makedirs(base, mode=0o700, exist_ok=True)
-    cache = os.path.join(base, "inductor")
-    with open(os.path.join(base, "lock"), "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        for name, answer in (("ok", cache), ("failed", None)):
-            if os.path.exists(os.path.join(base, name)):
-                return answer
-        try:
-            proc = subprocess.run([sys.executable, "-c", VEC_ISA_CHECK], env={**os.environ, **compile_caches(base)},
-                                  stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout)
-            made = proc.returncode == 0 and any(name.endswith(".load_ok") for _, _, files in os.walk(cache)
-                                                for name in files)
-        except (OSError, subprocess.SubprocessError):
+    try:
+        base = os.path.join(private_tmpdir(), "vec-isa")
+        os.makedirs(base, mode=0o700, exist_ok=True)
+        cache = os.path.join(base, "inductor")
+        with open(os.path.join(base, "lock"), "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            for name, answer in (("ok", cache), ("failed", None)):
+                if os.path.exists(os.path.join(base, name)):
+                    return answer
             made = False
-        shutil.rmtree(os.path.join(cache, "locks"), ignore_errors=True)
-        open(os.path.join(base, "ok" if made else "failed"), "w").close()
-        return cache if made else None
+            try:
+                proc = subprocess.Popen([sys.executable, "-P", "-c", VEC_ISA_CHECK, str(os.getpid())], cwd=base,
+                                        env={**os.environ, **compile_caches(base)}, stdin=subprocess.DEVNULL,
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                try:
+                    made = proc.wait(timeout) == 0 and any(name.endswith(".load_ok")
+                                                           for _, _, files in os.walk(cache) for name in files)
+                finally:
+                    if proc.poll() is None:
+                        proc.kill()
+                        proc.wait()
+            except (OSError, subprocess.SubprocessError):
+                made = False
+            shutil.rmtree(os.path.join(cache, "locks"), ignore_errors=True)
+            open(os.path.join(base, "ok" if made else "failed"), "w").close()
+            return cache if made else None
+    except OSError:
+        return None
 
 
 def seed_compile_cache(cache_root, checks: str | None) -> bool:
     """Put a copy of :func:`vec_isa_checks`'s folder where :func:`compile_caches` (``cache_root``) puts Inductor's
-    cache, unless something is there already. Returns whether it did."""
+    cache, unless something is there already. Returns whether it did; an error leaves the cache unseeded."""
     target = compile_caches(str(cache_root))["TORCHINDUCTOR_CACHE_DIR"]
-    if not checks or os.path.lexists(target) or os.path.lexists(cache_root) and not os.path.isdir(cache_root) \
-            or os.path.islink(cache_root):
+    if not checks or os.path.lexists(target) or os.path.islink(cache_root) \
+            or os.path.lexists(cache_root) and not os.path.isdir(cache_root):
         return False
-    shutil.copytree(checks, target, symlinks=False)
+    try:
+        shutil.copytree(checks, target, symlinks=False)
+    except (OSError, shutil.Error):
+        shutil.rmtree(target, ignore_errors=True)
+        return False
     return True

@@ -52,6 +52,8 @@ DECOY_TEXT = ("This is a decoy. While a submission is graded, the course's solut
               "gradebook are not in the sandbox. Reading this file is reported to the instructor.\n")
 
 
+#: Said in a report's sandbox line when the submission's compile cache held the machine's vector-ISA checks.
+SEEDED_TEXT = ", compile cache seeded with this machine's vector-ISA checks"
 SKIPPED_TEXT = ("[not run by the grader: a demonstration whose results no answer, test cell or hidden test reads; "
                 "it runs as usual in your own notebook]\n")
 
@@ -749,12 +751,13 @@ def run_submission(nb: nbformat.NotebookNode, chapter: str, student: str, probes
         intake_report = intake.copy_submission(Path(files), workdir, limits)
         for item in workdir.glob("*.ipynb"):
             item.unlink()
+    seeded = False
     if any(p.seconds for p in probes) and not skip_tests:
         # A probe that compiles (not in the reference run, which skips it): Inductor's vector-ISA checks of this
         # machine, made once by the grader, copied into this submission's own compile cache (inside:
-        # workdir/.cache, see Sandbox.environment).
+        # workdir/.cache, see Sandbox.environment). Without them, Inductor checks inside, as it always did.
         from course.grading.run.scratch import seed_compile_cache, vec_isa_checks
-        seed_compile_cache(workdir / ".cache", vec_isa_checks())
+        seeded = seed_compile_cache(workdir / ".cache", vec_isa_checks())
     nb_name = f"{chapter}.ipynb"
     watch = _decoys(fake_course, chapter, nb_name) if decoys else []
     env = {"NBGRADER_EXECUTION": "autograde"}
@@ -763,7 +766,8 @@ def run_submission(nb: nbformat.NotebookNode, chapter: str, student: str, probes
                       course_root=course_root, env=env, threads=threads)
     sandbox.prepare()
     sandbox.enter_cgroup()
-    result = WorkerResult(notebook=nb, sandbox=sandbox.describe(), skipped=sorted(demonstrations))
+    result = WorkerResult(notebook=nb, sandbox=sandbox.describe() + (SEEDED_TEXT if seeded else ""),
+                          skipped=sorted(demonstrations))
     if intake_report is not None:
         result.flags.extend(intake_report.flags())
     if sandbox.mechanism.degraded:
