@@ -307,6 +307,7 @@ class Sandbox:
         self.cgroups: list[Path] = []
         self.home = self.workdir / ".home"
         self.short_tmp = self.workdir / ".tmp"
+        self.cache = self.workdir / ".cache"  # the code's caches inside (compile caches: scratch.compile_caches)
 
     # --- preparing ----------------------------------------------------------
     def prepare(self) -> None:
@@ -335,7 +336,7 @@ class Sandbox:
     def environment(self) -> dict[str, str]:
         """Return the clean environment of the code inside (nothing of the instructor's own)."""
         venv_bin = str(Path(sys.executable).parent)
-        cache = self.workdir / ".cache"
+        cache = self.cache
         env = {
             "PATH": f"{venv_bin}:/usr/local/bin:/usr/bin:/bin",
             "HOME": str(self.home), "USER": "student", "LOGNAME": "student",

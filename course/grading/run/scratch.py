@@ -55,7 +55,7 @@ except (OSError, AttributeError):
 if os.getppid() != int(sys.argv[1]):
     sys.exit(3)
 from torch._inductor.cpu_vec_isa import valid_vec_isa_list
-print(" | ".join(str(isa) for isa in valid_vec_isa_list()))
+valid_vec_isa_list()
 """
 
 
@@ -98,7 +98,7 @@ def vec_isa_checks(timeout: float = 600) -> str | None:
                         proc.kill()
                         proc.wait()
             except (OSError, subprocess.SubprocessError):
-                made = False
+                pass
             shutil.rmtree(os.path.join(cache, "locks"), ignore_errors=True)
             open(os.path.join(base, "ok" if made else "failed"), "w").close()
             return cache if made else None

@@ -751,19 +751,19 @@ def run_submission(nb: nbformat.NotebookNode, chapter: str, student: str, probes
         intake_report = intake.copy_submission(Path(files), workdir, limits)
         for item in workdir.glob("*.ipynb"):
             item.unlink()
-    seeded = False
-    if any(p.seconds for p in probes) and not skip_tests:
-        # A probe that compiles (not in the reference run, which skips it): Inductor's vector-ISA checks of this
-        # machine, made once by the grader, copied into this submission's own compile cache (inside:
-        # workdir/.cache, see Sandbox.environment). Without them, Inductor checks inside, as it always did.
-        from course.grading.run.scratch import seed_compile_cache, vec_isa_checks
-        seeded = seed_compile_cache(workdir / ".cache", vec_isa_checks())
     nb_name = f"{chapter}.ipynb"
     watch = _decoys(fake_course, chapter, nb_name) if decoys else []
     env = {"NBGRADER_EXECUTION": "autograde"}
     env.update(extra_env or {})
     sandbox = Sandbox(workdir=workdir, ipcdir=scratch / "ipc", limits=limits, visible=[fake_course],
                       course_root=course_root, env=env, threads=threads)
+    seeded = False
+    if any(p.seconds for p in probes) and not skip_tests:
+        # A probe that compiles (not in the reference run, which skips it): Inductor's vector-ISA checks of this
+        # machine, made once by the grader, copied into this submission's own compile cache before the sandbox
+        # is prepared (which hands it to the sandbox's uid). Without them, Inductor checks inside, as it always did.
+        from course.grading.run.scratch import seed_compile_cache, vec_isa_checks
+        seeded = seed_compile_cache(sandbox.cache, vec_isa_checks())
     sandbox.prepare()
     sandbox.enter_cgroup()
     result = WorkerResult(notebook=nb, sandbox=sandbox.describe() + (SEEDED_TEXT if seeded else ""),
