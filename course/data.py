@@ -8,6 +8,7 @@ cannot be found by the worker; one defined here can.
 """
 from __future__ import annotations
 
+import gc
 import os
 import pickle
 import random
@@ -373,8 +374,14 @@ class MemoryProbeDataset(Dataset):
 
     ``ds[0]`` touches every page of the payload (see :func:`touch`) and returns
     a dict: ``pid``, ``private_dirty`` and ``rss`` (bytes, from
-    :func:`smaps_rollup`), ``items`` (``len(payload)``) and ``checksum``.
-    Run it in one DataLoader worker to see what that worker holds.
+    :func:`smaps_rollup`, after the touch), ``copied_by_reading`` (the
+    ``Private_Dirty`` bytes the touch itself added), ``items``
+    (``len(payload)``) and ``checksum``. Run it in one DataLoader worker to
+    see what that worker holds.
+
+    The cyclic garbage collector is paused for the touch: a collection writes
+    into every young container object's header, so one that happened to run
+    in that window would be counted as a copy the reading made.
     """
 
     def __init__(self, payload: Any) -> None:
@@ -384,10 +391,17 @@ class MemoryProbeDataset(Dataset):
         return 1
 
     def __getitem__(self, i: int) -> dict[str, int]:
-        checksum = touch(self.payload)
-        mem = smaps_rollup()
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            before = smaps_rollup()["Private_Dirty"]
+            checksum = touch(self.payload)
+            mem = smaps_rollup()
+        finally:
+            if collecting:
+                gc.enable()
         return {"pid": os.getpid(), "private_dirty": mem["Private_Dirty"], "rss": mem["Rss"],
-                "items": len(self.payload), "checksum": checksum}
+                "copied_by_reading": mem["Private_Dirty"] - before, "items": len(self.payload), "checksum": checksum}
 
 
 def worker_memory(payloads: dict[str, Any], context: str = "spawn", timeout: float = 120.0) -> dict[str, dict]:
