@@ -328,9 +328,9 @@ def test_cpp_build_clock_stops_when_the_compiler_exits(tmp_path):
     log.write_text("")
     proc = subprocess.Popen(["sleep", "0.2"])
     build = deploy.CppBuild(process=proc, binary=tmp_path / "x", log=log, started=_time.perf_counter())
-    _time.sleep(1.2)                      # other work (an AOTInductor compile) before wait() is called
+    _time.sleep(2.5)                      # other work (an AOTInductor compile) before wait() is called
     seconds = build.wait()
-    assert 0.15 < seconds < 0.9, seconds
+    assert 0.15 < seconds < 2.0, seconds  # the watcher thread's own wake-up may lag on a loaded machine
     assert build.seconds == pytest.approx(seconds)
     failing = deploy.CppBuild(process=subprocess.Popen(["false"]), binary=tmp_path / "y", log=log,
                               started=_time.perf_counter())

@@ -14,11 +14,16 @@ from course import ecosystem as E
 
 
 def test_hub_offline_reason_and_no_network(monkeypatch):
+    import socket
+
+    def no_network(*args, **kwargs):
+        raise AssertionError(f"a network call: {args}")
+
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     assert "HF_HUB_OFFLINE" in E.hub_offline_reason()
-    t0 = time.perf_counter()
-    assert E.hub_reachable() is False
-    assert time.perf_counter() - t0 < 0.5  # no network call at all
+    monkeypatch.setattr(socket, "create_connection", no_network)
+    monkeypatch.setattr(socket, "getaddrinfo", no_network)
+    assert E.hub_reachable() is False  # no network call at all
 
 
 def test_hub_offline_reason_grading(monkeypatch):
@@ -37,7 +42,7 @@ def test_hub_reachable_times_out(monkeypatch):
     t0 = time.perf_counter()
     # a non-routable address (TEST-NET-1): either refused fast or timed out
     assert E.hub_reachable("192.0.2.1", 443, timeout=0.5) is False
-    assert time.perf_counter() - t0 < 3.0
+    assert time.perf_counter() - t0 < 10.0  # the timeout holds (a TCP connect waits about 2 minutes by default)
 
 
 def test_make_separable_shapes_determinism_and_balance():

@@ -167,7 +167,9 @@ def test_a_probe_with_a_time_limit_of_its_own_outlives_the_default(tmp_path):
     assert "answer cells" not in phases and "visible test cells" not in phases, phases
     assert phases["probes"] >= 6.0, phases
     inside = sum(v for k, v in phases.items() if not k.startswith("sandbox "))
-    assert abs(inside - result.seconds) < 0.05, (inside, result.seconds, phases)
+    # Only the event loop's own set-up and close count in no phase: milliseconds on a quiet machine, more when
+    # the scheduler makes the process wait (CI's load average reached 78 during the hub test).
+    assert abs(inside - result.seconds) < 0.5, (inside, result.seconds, phases)
 
 
 def test_the_judge_runs_inside_a_running_event_loop():
