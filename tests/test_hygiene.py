@@ -275,3 +275,19 @@ def test_no_rebuttal_of_the_course_s_own_editions(chapter):
     said = [i for i, c in enumerate(nb.cells)
             if re.search(r"\b(first|second|third|fourth|earlier|previous|this|the last)\s+edition", c.source, re.I)]
     assert not said, f"cells {said} talk about the course's own editions"
+
+
+def test_no_fixed_name_in_the_shared_temp_folder():
+    """On a class's JupyterHub every student shares /tmp (sticky): a fixed file name there belongs to the first student
+    who writes it, and the next student's cell fails on it (or reads a classmate's file). A chapter or a helper that
+    writes a file for the reader makes a folder of its own (``tempfile.mkdtemp``) instead."""
+    shared = re.compile(r"gettempdir\(|[\"']/tmp/")
+    found = []
+    for chapter, path in SOURCES.items():
+        for i, cell in enumerate(json.loads(path.read_text())["cells"]):
+            if cell["cell_type"] == "code" and shared.search("".join(cell["source"])):
+                found.append(f"{chapter} cell {i}")
+    for module in sorted((REPO / "course").rglob("*.py")):
+        if shared.search(module.read_text()):
+            found.append(str(module.relative_to(REPO)))
+    assert not found, f"a fixed name in the shared temp folder: {found}"
