@@ -380,8 +380,12 @@ class MemoryProbeDataset(Dataset):
     see what that worker holds.
 
     The cyclic garbage collector is paused for the touch: a collection writes
-    into every young container object's header, so one that happened to run
-    in that window would be counted as a copy the reading made.
+    into the header of every container object it scans, so one that happened
+    to run in that window would be counted as a copy the reading made. Two
+    limits: under ``spawn`` the payload was copied when the worker started, so
+    ``copied_by_reading`` is about 0 there (compare ``private_dirty`` with an
+    empty worker's instead); and under ``fork`` a page the parent writes during
+    the touch also turns private in the worker (the parent takes the copy).
     """
 
     def __init__(self, payload: Any) -> None:
