@@ -386,10 +386,17 @@ class MemoryProbeDataset(Dataset):
     ``copied_by_reading`` is about 0 there (compare ``private_dirty`` with an
     empty worker's instead); and under ``fork`` a page the parent writes during
     the touch also turns private in the worker (the parent takes the copy).
+
+    With ``collect=True`` the item then runs one full ``gc.collect()`` and
+    adds ``copied_by_collection``: the ``Private_Dirty`` bytes that collection
+    added (under ``fork``, the pages of the parent's container objects it
+    scanned; objects the parent put out of reach with ``gc.freeze()`` are not
+    scanned).
     """
 
-    def __init__(self, payload: Any) -> None:
+    def __init__(self, payload: Any, collect: bool = False) -> None:
         self.payload = payload
+        self.collect = collect
 
     def __len__(self) -> int:
         return 1
@@ -401,15 +408,21 @@ class MemoryProbeDataset(Dataset):
             before = smaps_rollup()["Private_Dirty"]
             checksum = touch(self.payload)
             mem = smaps_rollup()
+            collected = {}
+            if self.collect:
+                gc.collect()
+                collected["copied_by_collection"] = smaps_rollup()["Private_Dirty"] - mem["Private_Dirty"]
         finally:
             if collecting:
                 gc.enable()
         return {"pid": os.getpid(), "private_dirty": mem["Private_Dirty"], "rss": mem["Rss"],
-                "copied_by_reading": mem["Private_Dirty"] - before, "items": len(self.payload), "checksum": checksum}
+                "copied_by_reading": mem["Private_Dirty"] - before, "items": len(self.payload), "checksum": checksum,
+                **collected}
 
 
-def worker_memory(payloads: dict[str, Any], context: str = "spawn", timeout: float = 120.0) -> dict[str, dict]:
-    """Start one DataLoader worker per payload (all at once), each holding ``MemoryProbeDataset(payload)``.
+def worker_memory(payloads: dict[str, Any], context: str = "spawn", timeout: float = 120.0,
+                  collect: bool = False) -> dict[str, dict]:
+    """Start one DataLoader worker per payload (all at once), each holding ``MemoryProbeDataset(payload, collect)``.
 
     Returns ``{name: report}``, each report as :class:`MemoryProbeDataset`
     returns it (bytes), measured in that worker after it touched every page
@@ -418,7 +431,7 @@ def worker_memory(payloads: dict[str, Any], context: str = "spawn", timeout: flo
     together so that their start-up (under ``spawn``, an ``import torch``
     each) overlaps; all of them have exited when this returns.
     """
-    iterators = {name: iter(DataLoader(MemoryProbeDataset(p), batch_size=None, num_workers=1,
+    iterators = {name: iter(DataLoader(MemoryProbeDataset(p, collect), batch_size=None, num_workers=1,
                                        multiprocessing_context=context, timeout=timeout))
                  for name, p in payloads.items()}
     try:

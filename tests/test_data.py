@@ -152,6 +152,9 @@ def test_memory_probe_dataset_reports_this_process():
     finally:
         gc.enable()
     assert len(D.MemoryProbeDataset([])) == 1
+    assert "copied_by_collection" not in r
+    r = D.MemoryProbeDataset([b"ab"], collect=True)[0]
+    assert abs(r["copied_by_collection"]) < 2**20 and gc.isenabled()  # in this process: nothing shared to copy
 
 
 _FORK_MEMORY = """
@@ -166,6 +169,37 @@ mem = D.worker_memory({"none": [], "list": strings, "array": [np.array(strings, 
                        "arrow": [D.open_arrow_column(arrow_file)]}, context="fork")
 print(json.dumps(mem))
 """
+
+
+_FORK_COLLECTION = """
+import gc, json
+from course import data as D
+
+records = [{"path": f"img_{i:08d}.jpg", "label": i % 1000} for i in range(250_000)]  # containers the collector scans
+mem = D.worker_memory({"as is": []}, context="fork", collect=True)
+gc.freeze()
+try:
+    mem.update(D.worker_memory({"frozen": []}, context="fork", collect=True))
+finally:
+    gc.unfreeze()
+print(json.dumps(mem))
+"""
+
+
+def test_a_collection_in_a_fork_worker_copies_the_parent_s_containers_unless_frozen():
+    import multiprocessing as mp
+    import sys
+
+    if "fork" not in mp.get_all_start_methods() or not Path("/proc/self/smaps_rollup").exists():
+        pytest.skip("needs fork and /proc/self/smaps_rollup")
+    run = subprocess.run([sys.executable, "-c", _FORK_COLLECTION], capture_output=True, text=True, timeout=300,
+                         cwd=Path(D.__file__).resolve().parents[1])
+    assert run.returncode == 0, run.stderr[-3000:]
+    mem = json.loads(run.stdout.strip().splitlines()[-1])
+    # 250,000 dicts of about 180 bytes: one full collection in a worker that read nothing copies their pages
+    assert mem["as is"]["copied_by_collection"] > 16 * 2**20, mem
+    assert mem["frozen"]["copied_by_collection"] < 4 * 2**20, mem  # gc.freeze() in the parent: none scanned
+    assert mem["as is"]["copied_by_reading"] < 2**20 and mem["frozen"]["copied_by_reading"] < 2**20
 
 
 def _filesystem(path: Path) -> str:
