@@ -179,7 +179,7 @@ def run_traced(code: str, trace_dir: str | Path, timeout: float = 300.0,
                env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """Run ``code`` in a fresh ``python`` process with ``TORCH_TRACE=trace_dir``; return the finished process.
 
-    This is how a real program is traced (``TORCH_TRACE=/tmp/trace python train.py``): the trace covers every
+    This is how a real program is traced (``TORCH_TRACE=./trace python train.py``): the trace covers every
     compilation of that process. stdout and stderr are captured as text. ``env`` adds variables.
     """
     trace_dir = Path(trace_dir)

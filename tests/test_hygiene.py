@@ -278,16 +278,22 @@ def test_no_rebuttal_of_the_course_s_own_editions(chapter):
 
 
 def test_no_fixed_name_in_the_shared_temp_folder():
-    """On a class's JupyterHub every student shares /tmp (sticky): a fixed file name there belongs to the first student
-    who writes it, and the next student's cell fails on it (or reads a classmate's file). A chapter or a helper that
-    writes a file for the reader makes a folder of its own (``tempfile.mkdtemp``) instead."""
-    shared = re.compile(r"gettempdir\(|[\"']/tmp/")
+    """On a machine where students share /tmp (sticky), a fixed file name there belongs to the first student who
+    writes it: the next student's cell fails on it, or writes through a symlink a classmate planted. A chapter or a
+    student helper that writes a file for the reader makes a folder of its own (``tempfile.mkdtemp``) instead, and
+    the commands the chapters teach name a folder of the reader's (``TORCH_TRACE=./trace``). The instructor's side
+    (course/grading, course/serving) is left out: its sandbox mounts a private /tmp of its own."""
+    code = re.compile(r"gettempdirb?\(|\btempfile\.tempdir\b|[\"'](/tmp|/var/tmp)(/|[\"'])|[\s=](/tmp|/var/tmp)/")
+    prose = re.compile(r"[\s=`](/tmp|/var/tmp)/")
     found = []
     for chapter, path in SOURCES.items():
         for i, cell in enumerate(json.loads(path.read_text())["cells"]):
-            if cell["cell_type"] == "code" and shared.search("".join(cell["source"])):
+            rule = code if cell["cell_type"] == "code" else prose
+            if rule.search("".join(cell["source"])):
                 found.append(f"{chapter} cell {i}")
-    for module in sorted((REPO / "course").rglob("*.py")):
-        if shared.search(module.read_text()):
+    for module in sorted((REPO / "course").glob("*.py")):
+        if code.search(module.read_text()):
             found.append(str(module.relative_to(REPO)))
     assert not found, f"a fixed name in the shared temp folder: {found}"
+    assert code.search('p = Path("/tmp") / "x"') and code.search("tempfile.gettempdirb()")
+    assert prose.search("run `TORCH_TRACE=/tmp/trace python train.py`") and not prose.search("`/dev/shm`")

@@ -2,6 +2,7 @@
 import io
 import os
 import pickle
+import shlex
 
 import numpy as np
 import pytest
@@ -73,19 +74,23 @@ def test_deep_or_huge_structures_are_cut():
 
 
 class Exploit:
+    def __init__(self, marker):
+        self.marker = str(marker)
+
     def __reduce__(self):
-        return (os.system, ("touch /tmp/course-wire-pwned",))
+        return (os.system, (f"touch {shlex.quote(self.marker)}",))
 
 
 def test_a_pickle_that_runs_code_is_refused(tmp_path):
+    marker = tmp_path / "pwned"  # a name of this test's own: a fixed one in /tmp could be planted by anyone
     path = tmp_path / "r.pt"
-    torch.save({"ok": True, "value": Exploit()}, path)
+    torch.save({"ok": True, "value": Exploit(marker)}, path)
     with pytest.raises(ValueError, match="could not be read safely"):
         wire.read_result(path)
-    raw = pickle.dumps({"ok": True, "value": Exploit()})
+    raw = pickle.dumps({"ok": True, "value": Exploit(marker)})
     with pytest.raises(ValueError):
         wire.loads(raw)
-    assert not os.path.exists("/tmp/course-wire-pwned")
+    assert not marker.exists()
 
 
 def test_malformed_records_are_refused(tmp_path):
