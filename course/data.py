@@ -374,8 +374,9 @@ class MemoryProbeDataset(Dataset):
 
     ``ds[0]`` touches every page of the payload (see :func:`touch`) and returns
     a dict: ``pid``, ``private_dirty`` and ``rss`` (bytes, from
-    :func:`smaps_rollup`, after the touch), ``copied_by_reading`` (the
-    ``Private_Dirty`` bytes the touch itself added), ``items``
+    :func:`smaps_rollup`, after the touch), ``private_dirty_at_start`` (just
+    before it), ``copied_by_reading`` (the ``Private_Dirty`` bytes the touch
+    itself added), ``items``
     (``len(payload)``) and ``checksum``. Run it in one DataLoader worker to
     see what that worker holds.
 
@@ -416,7 +417,8 @@ class MemoryProbeDataset(Dataset):
             if collecting:
                 gc.enable()
         return {"pid": os.getpid(), "private_dirty": mem["Private_Dirty"], "rss": mem["Rss"],
-                "copied_by_reading": mem["Private_Dirty"] - before, "items": len(self.payload), "checksum": checksum,
+                "private_dirty_at_start": before, "copied_by_reading": mem["Private_Dirty"] - before,
+                "items": len(self.payload), "checksum": checksum,
                 **collected}
 
 
