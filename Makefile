@@ -40,7 +40,7 @@ DEST ?=
 # Debian packages the tests need: the sandbox, the browser for the browser tests, a PostgreSQL server.
 SYSTEM_PACKAGES := bubblewrap chromium postgresql
 
-.PHONY: setup lock system system-packages lab instructor test grade release autograde grade-class bench feedback publish sweep check gradebook gpu-check profiles
+.PHONY: setup lock system system-packages lab instructor test durations grade release autograde grade-class bench feedback publish sweep check gradebook gpu-check profiles
 
 # A fresh clone's gradebook (gradebook.db) learns every chapter: nbgrader generate_assignment --force for each
 # (release/ is written again from source/, identical to the committed one). Run once before the first grading.
@@ -124,10 +124,20 @@ instructor: setup
 
 # One OpenMP thread per test process: $(TEST_WORKERS) processes share two cores (see tests/conftest.py for the measurement).
 # The Debian packages install beside the Python ones (apt and pip each keep one core busy on a fresh machine).
+# The workers take the groups longest first, in the order tests/conftest.py gives them from tests/durations.json
+# (--no-loadscope-reorder: xdist's own reordering, by number of tests, would undo it).
+PYTEST_RUN = OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(BIN)/python -m pytest -n $(TEST_WORKERS) \
+	--dist loadgroup --no-loadscope-reorder -rP --durations=25
 test:
 	@$(MAKE) --no-print-directory -j2 setup system-packages
 	@$(MAKE) --no-print-directory system
-	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup -rP --durations=25 $(PYTEST_ARGS) tests
+	$(PYTEST_RUN) $(PYTEST_ARGS) tests
+
+# The whole test run, writing how long each test took into tests/durations.json (the order of the next runs).
+durations:
+	@$(MAKE) --no-print-directory -j2 setup system-packages
+	@$(MAKE) --no-print-directory system
+	COURSE_RECORD_DURATIONS="$(CURDIR)/tests/durations.json" $(PYTEST_RUN) $(PYTEST_ARGS) tests
 
 grade: setup
 	$(BIN)/python -m course.grading demo
