@@ -36,3 +36,20 @@ def route_stderr_to_stdout() -> bool:
     except (OSError, AttributeError, ValueError):
         pass
     return changed
+
+
+def scratch_folder(prefix: str) -> "Path":
+    """A new folder of this process's own for files a notebook writes (traces, saved models), removed when the
+    kernel stops.
+
+    ``tempfile.mkdtemp``: in the temporary folder, under a name no one can guess in advance, readable by its owner
+    only, so on a machine where students share ``/tmp`` no classmate can read it or plant a file in it. Without
+    the removal, every run of a chapter would leave one behind."""
+    import atexit
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    folder = Path(tempfile.mkdtemp(prefix=prefix))
+    atexit.register(shutil.rmtree, folder, True)
+    return folder

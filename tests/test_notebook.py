@@ -22,3 +22,21 @@ def test_route_stderr_to_stdout(monkeypatch):
         assert route_stderr_to_stdout() is False, "a second call changes nothing"
     finally:
         logger.removeHandler(handler)
+
+
+def test_scratch_folder_is_private_and_removed_when_the_process_stops(tmp_path):
+    import os
+    import stat
+    import subprocess
+
+    code = ("from course.notebook import scratch_folder; f = scratch_folder('course-test-'); "
+            "(f / 'trace.json').write_text('{}'); print(f)")
+    env = dict(os.environ, TMPDIR=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    folder = out.stdout.strip().splitlines()[-1]
+    assert folder.startswith(str(tmp_path / "course-test-")), folder
+    assert not os.path.exists(folder), "the folder outlived its process"
+    from course.notebook import scratch_folder
+    f = scratch_folder(str(tmp_path / "x-"))  # in this process: still there, private
+    assert f.is_dir() and stat.S_IMODE(f.stat().st_mode) == 0o700
