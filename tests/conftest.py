@@ -36,23 +36,22 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 
 # --- The order the xdist workers take the tests in: the longest first ------------------------------------------------
-# `make test` hands whole groups (an xdist_group, or a single test) to three workers as each frees up. Taken in file
-# order, the longest groups could start last and leave a worker running alone for minutes at the end while the
-# other core idles. Here the groups (and the modules, for tests in none) are ordered by how long their tests took in
-# an earlier run (tests/durations.json, rewritten by `make durations`), longest first, so the run ends on short
-# tests. The order changes when tests run, never what they check; a test unknown to the file counts as
-# DEFAULT_SECONDS.
+# `make test` hands out whole groups (an xdist_group) and single tests (any test in none) to three workers as each
+# frees up, in the order of the collection. Taken in file order, the longest groups could start last and leave a
+# worker running alone for minutes at the end while the other core idles. Here the collection is ordered by how long
+# the tests took in an earlier run (tests/durations.json, written by `make durations`), longest first, so the run
+# ends on short tests: a group by the sum of its tests; the ungrouped tests of a module by their module's sum, kept
+# together in file order (a heuristic: xdist still deals them out one by one). The order changes when tests run,
+# never what they check; a test the file does not know counts as DEFAULT_SECONDS.
 DURATIONS = Path(__file__).with_name("durations.json")
-DEFAULT_SECONDS = 2.0
+DEFAULT_SECONDS = 0.5
 
 
 def _unit(item: pytest.Item) -> str:
-    """What is ordered as one: the item's xdist_group (which xdist hands to one worker), or else its module (whose
-    ungrouped tests stay together, in file order, so a module-scoped fixture is not built again between them)."""
-    mark = item.get_closest_marker("xdist_group")
-    if mark is not None:
-        return "@" + str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
-    return item.nodeid.split("::", 1)[0]
+    """What is ordered as one: the item's xdist group (named as xdist names it), or else its module."""
+    groups = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                     for m in item.iter_markers("xdist_group")})
+    return "@" + "_".join(groups) if groups else item.nodeid.split("::", 1)[0]
 
 
 def _base(nodeid: str) -> str:
@@ -63,33 +62,42 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     import json
 
     try:
-        known = json.loads(DURATIONS.read_text())
-    except (OSError, ValueError):
+        known = {str(k): float(v) for k, v in json.loads(DURATIONS.read_text()).items()}
+    except (OSError, ValueError, TypeError, AttributeError):  # no file, or not {nodeid: seconds}: the file order
         return
     cost: dict[str, float] = {}
     first: dict[str, int] = {}
     for index, item in enumerate(items):
         unit = _unit(item)
-        cost[unit] = cost.get(unit, 0.0) + float(known.get(_base(item.nodeid), DEFAULT_SECONDS))
+        cost[unit] = cost.get(unit, 0.0) + known.get(_base(item.nodeid), DEFAULT_SECONDS)
         first.setdefault(unit, index)
     position = {id(item): index for index, item in enumerate(items)}
     items.sort(key=lambda item: (-cost[_unit(item)], first[_unit(item)], position[id(item)]))
 
 
 # `make durations` (COURSE_RECORD_DURATIONS=path): each test's setup + call + teardown seconds, as the controller
-# receives them, written at the end of the run.
-_RECORDED: dict[str, float] = {}
+# receives them, written at the end of the run. The controller takes the variable out of the environment, so that
+# neither its workers nor a test's own pytest run (tests/test_ddp_process.py) write the file.
+_RECORD: dict[str, object] = {"target": None, "seconds": {}}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    target = os.environ.get("COURSE_RECORD_DURATIONS")
+    if target and not hasattr(config, "workerinput"):
+        _RECORD["target"] = target
+        os.environ.pop("COURSE_RECORD_DURATIONS")
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    if os.environ.get("COURSE_RECORD_DURATIONS"):
+    if _RECORD["target"]:
+        seconds = _RECORD["seconds"]
         key = _base(report.nodeid)
-        _RECORDED[key] = _RECORDED.get(key, 0.0) + report.duration
+        seconds[key] = seconds.get(key, 0.0) + report.duration
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     import json
 
-    target = os.environ.get("COURSE_RECORD_DURATIONS")
-    if target and _RECORDED and not hasattr(config, "workerinput"):  # the controller (or a run without xdist)
-        Path(target).write_text(json.dumps({k: round(v, 1) for k, v in sorted(_RECORDED.items())}, indent=0) + "\n")
+    target, seconds = _RECORD["target"], _RECORD["seconds"]
+    if target and seconds and not hasattr(config, "workerinput"):
+        Path(target).write_text(json.dumps({k: round(v, 2) for k, v in sorted(seconds.items())}, indent=0) + "\n")
