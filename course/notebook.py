@@ -39,17 +39,25 @@ def route_stderr_to_stdout() -> bool:
 
 
 def scratch_folder(prefix: str) -> "Path":
-    """A new folder of this process's own for files a notebook writes (traces, saved models), removed when the
-    kernel stops.
+    """A new folder of this process's own for files a notebook writes (traces, saved models, a compile cache),
+    removed when the kernel shuts down (Shut Down or Restart in Jupyter, or the end of the process).
 
     ``tempfile.mkdtemp``: in the temporary folder, under a name no one can guess in advance, readable by its owner
     only, so on a machine where students share ``/tmp`` no classmate can read it or plant a file in it. Without
-    the removal, every run of a chapter would leave one behind."""
+    the removal, every run of a chapter would leave one behind. A kernel that is killed (out of memory, or stuck
+    until Jupyter gives up on it) runs no clean-up and leaves its folder. Only the process that made the folder
+    removes it: a child that inherits the clean-up (a forked worker that exits normally) leaves it alone."""
     import atexit
-    import shutil
     import tempfile
     from pathlib import Path
 
     folder = Path(tempfile.mkdtemp(prefix=prefix))
-    atexit.register(shutil.rmtree, folder, True)
+    atexit.register(_remove_if_mine, folder, os.getpid())
     return folder
+
+
+def _remove_if_mine(folder, owner: int) -> None:
+    import shutil
+
+    if os.getpid() == owner:
+        shutil.rmtree(folder, ignore_errors=True)

@@ -232,9 +232,9 @@ def test_worker_memory_fork_copies_python_objects_not_arrays(tmp_path):
     assert len({r["pid"] for r in mem.values()}) == 4
     assert copied["list"] > 16 * 2**20  # refcount writes copied the pages
     # ... when the worker read them, not when it started: before reading, the list's worker held no more than the
-    # worker with nothing to read
+    # workers whose payload holds no Python object per item (each worker's own start-up writes a few MiB)
     start = {name: r["private_dirty_at_start"] for name, r in mem.items()}
-    assert start["list"] < start["none"] + 4 * 2**20, start
+    assert start["list"] < max(start["none"], start["array"], start["arrow"]) + 4 * 2**20, start
     # a copy of the array would be 10 MiB or more
     assert copied["none"] < 2**20 and copied["array"] < 2**20, copied
     arrow_size = (tmp_path / "paths.arrow").stat().st_size

@@ -40,3 +40,9 @@ def test_scratch_folder_is_private_and_removed_when_the_process_stops(tmp_path):
     from course.notebook import scratch_folder
     f = scratch_folder(str(tmp_path / "x-"))  # in this process: still there, private
     assert f.is_dir() and stat.S_IMODE(f.stat().st_mode) == 0o700
+    # a forked child that exits normally runs the inherited clean-up, which leaves its parent's folder alone
+    code = ("import os, sys; from course.notebook import scratch_folder; f = scratch_folder('course-test-'); "
+            "pid = os.fork()\nif pid == 0: sys.exit(0)\nos.waitpid(pid, 0); print(f, f.is_dir())")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.split()[-1] == "True", out.stdout + out.stderr
+    assert not os.path.exists(out.stdout.split()[0])
