@@ -135,9 +135,7 @@ test:
 
 # The whole test run, writing how long each test took into tests/durations.json (the order of the next runs).
 durations:
-	@$(MAKE) --no-print-directory -j2 setup system-packages
-	@$(MAKE) --no-print-directory system
-	COURSE_RECORD_DURATIONS="$(CURDIR)/tests/durations.json" $(PYTEST_RUN) $(PYTEST_ARGS) tests
+	@COURSE_RECORD_DURATIONS="$(CURDIR)/tests/durations.json" $(MAKE) --no-print-directory test
 
 grade: setup
 	$(BIN)/python -m course.grading demo

@@ -65,14 +65,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         known = {str(k): float(v) for k, v in json.loads(DURATIONS.read_text()).items()}
     except (OSError, ValueError, TypeError, AttributeError):  # no file, or not {nodeid: seconds}: the file order
         return
+    units = [_unit(item) for item in items]
     cost: dict[str, float] = {}
     first: dict[str, int] = {}
-    for index, item in enumerate(items):
-        unit = _unit(item)
+    for index, (item, unit) in enumerate(zip(items, units)):
         cost[unit] = cost.get(unit, 0.0) + known.get(_base(item.nodeid), DEFAULT_SECONDS)
         first.setdefault(unit, index)
-    position = {id(item): index for index, item in enumerate(items)}
-    items.sort(key=lambda item: (-cost[_unit(item)], first[_unit(item)], position[id(item)]))
+    order = sorted(range(len(items)), key=lambda i: (-cost[units[i]], first[units[i]], i))
+    items[:] = [items[i] for i in order]
 
 
 # `make durations` (COURSE_RECORD_DURATIONS=path): each test's setup + call + teardown seconds, as the controller

@@ -280,7 +280,8 @@ def test_no_rebuttal_of_the_course_s_own_editions(chapter):
 def test_no_fixed_name_in_the_shared_temp_folder():
     """On a machine where students share /tmp (sticky), a fixed file name there belongs to the first student who
     writes it: the next student's cell fails on it, or writes through a symlink a classmate planted. A chapter or a
-    student helper that writes a file for the reader makes a folder of its own (``tempfile.mkdtemp``) instead, and
+    student helper that writes a file for the reader makes a folder of its own instead (a chapter with
+    ``course.notebook.scratch_folder``, see the next test; a helper with ``tempfile.mkdtemp``), and
     the commands the chapters teach name a folder of the reader's (``TORCH_TRACE=./trace``). The instructor's side
     (course/grading, course/serving) is left out: its sandbox mounts a private /tmp of its own."""
     code = re.compile(r"gettempdirb?\(|\btempfile\.tempdir\b|[\"'](/tmp|/var/tmp)(/|[\"'])|[\s=](/tmp|/var/tmp)/")
