@@ -83,14 +83,15 @@ endif
 # requirements-binder.lock (Binder's, environment.yml installs it) is written from the student lock: CPU-only.
 # Rerun after changing a pin in pyproject.toml: without --upgrade, pip-compile keeps every other locked version.
 # The tools live in a venv of their own, never in .venv (python3.11 -m venv /srv/piptools &&
-# /srv/piptools/bin/pip install pip-tools==7.7.0 uv==0.13.9; or make lock PIP_COMPILE=... UV=...).
-PIP_COMPILE ?= $(or $(shell command -v pip-compile),/srv/piptools/bin/pip-compile)
+# /srv/piptools/bin/pip install pip-tools==7.7.0 uv==0.13.9; or make lock PIPTOOLS_COMPILE=... UV=...; not
+# PIP_COMPILE, which pip itself reads from the environment as its --compile option).
+PIPTOOLS_COMPILE ?= $(or $(shell command -v pip-compile),/srv/piptools/bin/pip-compile)
 UV ?= $(or $(shell command -v uv),/srv/piptools/bin/uv)
 LOCK_FLAGS := --strip-extras --allow-unsafe --generate-hashes --no-emit-index-url --no-emit-find-links
 STUDENT_LOCK_FLAGS := --no-config --no-python-downloads --universal --python-version 3.11.5 --generate-hashes \
 	--default-index https://pypi.org/simple
 lock:
-	$(PIP_COMPILE) --all-extras $(LOCK_FLAGS) --output-file=requirements.lock pyproject.toml
+	$(PIPTOOLS_COMPILE) --all-extras $(LOCK_FLAGS) --output-file=requirements.lock pyproject.toml
 	$(UV) pip compile $(STUDENT_LOCK_FLAGS) --constraints=requirements.lock --output-file=requirements-student.lock pyproject.toml
 	$(PYTHON) -m course.serving.publish --binder-lock
 
