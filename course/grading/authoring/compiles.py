@@ -1,10 +1,12 @@
-"""Identical C++ compiles, run once per process: for the in-process variant check (our own, trusted variants).
+"""Identical C++ compiles, run once per process: for the in-process variant check and the seed sweep (our own,
+trusted code).
 
 AOTInductor has no cache of its own (Inductor's FX graph cache is bypassed in AOT mode), so each call of
 ``aoti_compile_and_package`` runs g++ on its generated wrapper and kernel sources, about 8 s of Chapter 3's 12 s
 package probe. The variant check (:func:`course.grading.authoring.sweep.variants`) runs that probe for every
 variant of the exercise at one seed, and most of them package the same hidden program: the same generated
-sources, compiled by the same command into the same file. :func:`reuse_identical_compiles` makes this process skip
+sources, compiled by the same command into the same file. The sweep (:func:`course.grading.authoring.sweep.run`)
+runs it twice for each seed it tries, and the seed changes only the weights, not the generated program. :func:`reuse_identical_compiles` makes this process skip
 a compile whose command line, working folder and source files (each ``.cpp`` on the command line and each
 ``#include "..."`` file beside it) are byte for byte those of a compile it already ran: it writes the object file
 that compile wrote (kept in memory) where the compiler would have written it, as ccache does. Everything else still

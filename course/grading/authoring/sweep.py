@@ -51,6 +51,7 @@ class SweepReport:
     setup_seconds: float = 0.0
     donothing: dict[str, int] = field(default_factory=dict)  # mutant -> grade cells x seeds it failed
     skipped_costly: int = 0  # probe runs left out by ``costly_seeds``
+    reused_compiles: int = 0  # identical C++ compiles not run again (course.grading.authoring.compiles)
 
     def table(self) -> str:
         lines = [f"{'hidden test':<44}{'median':>10}{'max':>10}  (seconds per probe call)"]
@@ -118,7 +119,22 @@ def run(chapter: str, root: Path, seeds: list[int], donothing_seeds: int = 10, t
     """Sweep ``chapter`` (see the module docstring); return the report. Runs the notebook's code in this process.
 
     ``costly_seeds``: probes with a time limit of their own (``judge.probe(..., seconds=)``, a probe that compiles)
-    run for the first N seeds only (default: all); the test run uses it, ``make sweep`` does not."""
+    run for the first N seeds only (default: all); the test run uses it, ``make sweep`` does not.
+
+    g++ runs once for each distinct C++ source (:mod:`course.grading.authoring.compiles`, as ccache does): a
+    package probe generates the same program for every seed (the seed changes the weights, which are assembled and
+    linked every time), and its second run, the determinism check, compiles what the first did. Everything else in
+    a probe runs every time; ``report.reused_compiles`` counts the compiles not run again."""
+    from course.grading.authoring.compiles import reuse_identical_compiles
+
+    with reuse_identical_compiles() as memo:
+        report = _run(chapter, root, seeds, donothing_seeds, twice, log, costly_seeds)
+    report.reused_compiles = memo.skipped if memo is not None else 0
+    return report
+
+
+def _run(chapter: str, root: Path, seeds: list[int], donothing_seeds: int, twice: bool | int, log,
+         costly_seeds: int | None) -> SweepReport:
     from course.grading.judge.answers import load_variants
     from course.grading.judge.references import reference_cells, reference_notebook
 
@@ -229,8 +245,7 @@ def variants(chapter: str, root: Path, seeds: list[int], names: list[str] | None
     variants are trusted code), so every mutant can be checked in a test run that must stay short.
     """
     # Most variants of a packaging exercise compile the same program at this one seed: g++ runs once for each
-    # distinct source (course.grading.authoring.compiles; the sweep, which checks that two runs agree, compiles
-    # every time).
+    # distinct source (course.grading.authoring.compiles; the sweep too).
     from course.grading.authoring.compiles import reuse_identical_compiles
 
     with reuse_identical_compiles() as memo:
@@ -316,6 +331,8 @@ def main_args(chapter: str, seeds: int = 100, donothing_seeds: int = 10, once: b
     if report.skipped_costly:
         print(f"probes that compile ran for the first {costly_seeds} seeds only ({report.skipped_costly} runs left "
               f"out; `make sweep` runs them for every seed)")
+    if report.reused_compiles:
+        print(f"{report.reused_compiles} identical C++ compiles not run again (each distinct source compiled once)")
     for name, n in report.donothing.items():
         print(f"do-nothing {name}: lost {n} grade-cell checks")
     for line in report.problems:
