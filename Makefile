@@ -51,8 +51,11 @@ gradebook: setup
 setup: $(STAMP)
 
 # Re-installs only when pyproject.toml or requirements.lock changed since the last install. The stack comes from the
-# lock alone (every transitive dependency pinned, with hashes: pip checks each file), then the course itself without
+# lock alone (every transitive dependency pinned, with hashes: pip checks each file; --no-deps: pip resolves nothing,
+# the lock is the resolution, and `pip check` finds it complete, tests/test_pins.py), then the course itself without
 # its dependencies and without build isolation (the build uses the locked setuptools; nothing unlocked is fetched).
+# Without --no-deps, pip 23 (Python 3.11's) resolved jupyter-events' jsonschema[format-nongpl]>=4.18 to the newest
+# jsonschema, not the locked 4.23.0, and refused it as unpinned.
 # SHARED_VENV=/opt/pytorch-internals/.venv (an instructor's clone on a hub): a .venv that uses that installation's
 # packages (read-only, nothing downloaded) and this clone's own course; PYTHON= the hub's interpreter
 # (/srv/pytorch-internals-hub/python/bin/python3.11) where the system has no Python 3.11 of its own.
@@ -64,7 +67,7 @@ ifneq ($(SHARED_VENV),)
 	$(BIN)/python -m course.serving.hub --share-venv "$(SHARED_VENV)"
 else
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.lock
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -r requirements.lock
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 endif
 	@for ext in formgrader assignment_list validate_assignment; do \

@@ -195,12 +195,12 @@ def test_make_setup_and_the_student_makefile_install_from_the_locks():
     makefile = (REPO / "Makefile").read_text()
     setup = makefile[makefile.index("$(STAMP): pyproject.toml"):makefile.index("\nsystem:")]
     assert "$(STAMP): pyproject.toml requirements.lock\n" in setup
-    assert "pip install --quiet --disable-pip-version-check -r requirements.lock" in setup
+    assert "pip install --quiet --disable-pip-version-check --no-deps -r requirements.lock" in setup
     assert "--no-deps --no-build-isolation -e ." in setup
     assert not re.search(r"pip install[^\n]*-e \"?\.\[", setup), "the extras come from the lock, not a resolver"
     student = publish.STUDENT_MAKEFILE
     assert "$(STAMP): pyproject.toml requirements-student.lock\n" in student
-    assert "-r requirements-student.lock" in student and "--no-deps --no-build-isolation -e ." in student
+    assert "--no-deps -r requirements-student.lock" in student and "--no-deps --no-build-isolation -e ." in student
     assert "--no-deps -e ." in publish.STUDENT_POSTBUILD
 
 
@@ -216,3 +216,14 @@ def test_this_venv_is_the_lock():
             installed.setdefault(norm(d.metadata["Name"]), d.version)
     wrong = {n: (v, installed.get(n)) for n, v in lock("requirements.lock").items() if installed.get(n) != v}
     assert not wrong, f"installed versions differ from requirements.lock (locked, installed): {wrong}"
+
+
+def test_the_lock_is_a_whole_resolution():
+    """`make setup` installs the lock with --no-deps (pip resolves nothing): every requirement of every installed
+    package, the extras they ask for included, must then be installed at a version it accepts."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "pip", "check", "--disable-pip-version-check"], capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0 and "No broken requirements found" in proc.stdout, proc.stdout + proc.stderr

@@ -41,7 +41,7 @@ def test_it_installs_from_the_locks(published):
         assert (published / lock_file).read_bytes() == (REPO / lock_file).read_bytes(), lock_file
     makefile = (published / "Makefile").read_text()
     assert "$(STAMP): pyproject.toml requirements-student.lock\n" in makefile
-    assert "pip install --quiet --disable-pip-version-check -r requirements-student.lock\n" in makefile
+    assert "pip install --quiet --disable-pip-version-check --no-deps -r requirements-student.lock\n" in makefile
     assert "-r requirements-binder.lock" in (published / "environment.yml").read_text()
     assert "pip install --no-deps -e ." in (published / "postBuild").read_text()
 

@@ -73,11 +73,12 @@ export PATH := $(BIN):$(PATH)
 export HF_HUB_OFFLINE := 1
 .PHONY: setup lab
 setup: $(STAMP)
-# The stack from the lock alone (every transitive dependency pinned, with hashes), then the helpers without
-# dependencies or build isolation (built with the locked setuptools).
+# The stack from the lock alone (every transitive dependency pinned, with hashes; --no-deps: the lock is the
+# resolution, pip resolves nothing), then the helpers without dependencies or build isolation (built with the
+# locked setuptools).
 $(STAMP): pyproject.toml requirements-student.lock
 \t@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-\t$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements-student.lock
+\t$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -r requirements-student.lock
 \t$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 \t@for ext in assignment_list validate_assignment; do \\
 \t  $(BIN)/jupyter server extension enable --sys-prefix nbgrader.server_extensions.$$ext >/dev/null 2>&1; done
