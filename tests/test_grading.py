@@ -194,3 +194,23 @@ def test_the_judge_runs_inside_a_running_event_loop():
 
     result = asyncio.run(in_a_server())
     assert result.results["t_loop"].get("ok") is True and result.results["t_loop"]["value"] == 6, result.results
+
+
+def test_profiles_of_several_chapters_run_each_in_a_process_of_its_own(monkeypatch):
+    """`make profiles` names every chapter: each chapter's probes run in a fresh process (one chapter's probes left
+    state that changed the next one's verdicts); one chapter runs here, as before."""
+    import subprocess
+
+    from course.grading import cli
+    from course.grading.authoring import sweep
+
+    here, started = [], []
+    monkeypatch.setattr(sweep, "profiles_main", lambda ch, seeds, root=None: here.append((ch, seeds, root)) or 0)
+    monkeypatch.setattr(subprocess, "run", lambda cmd, **kw: started.append(cmd) or
+                        subprocess.CompletedProcess(cmd, 1 if "02_b" in cmd else 0))
+    assert cli.main(["profiles", "01_a", "--seeds", "3"]) == 0
+    assert here == [("01_a", 3, None)] and started == []
+    assert cli.main(["profiles", "01_a", "02_b", "--course", "/somewhere"]) == 1   # the worst exit code
+    assert here == [("01_a", 3, None)], "several chapters: none runs in this process"
+    assert [cmd[1:] for cmd in started] == [
+        ["-m", "course.grading", "profiles", ch, "--seeds", "2", "--course", "/somewhere"] for ch in ("01_a", "02_b")]

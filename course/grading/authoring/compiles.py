@@ -54,9 +54,10 @@ def compile_key(cmd_line: str, cwd: str | None) -> tuple[tuple, str] | None:
 
 def _compile_key(cmd_line: str, cwd: str | None) -> tuple[tuple, str] | None:
     args = shlex.split(cmd_line)
-    if "-c" not in args or "-o" not in args or args.index("-o") + 1 >= len(args):
+    at = args.index("-o") + 1 if "-o" in args else len(args)
+    if "-c" not in args or at >= len(args):
         return None
-    output = args[args.index("-o") + 1]
+    output = args[at]
     sources = [a for a in args if a.endswith(".cpp")]
     if not sources or any(not os.path.isfile(s) for s in sources):
         return None
