@@ -27,9 +27,11 @@ export PATH := $(BIN):$(PATH)
 export HF_HUB_OFFLINE := 1
 LAB_ARGS ?=
 PYTEST_ARGS ?=
-# Test processes. Three on two cores: the chapter tests wait on kernels and sandboxes much of the time (the
-# last two-process run used 33 CPU-minutes in 40 minutes of wall time on 2 cores).
-TEST_WORKERS ?= 3
+# Test processes: two on two cores. Each starts kernels and sandboxed runs of its own, so two keep both cores busy
+# (94-100 % from the end of set-up to the end; the tests take their longest groups first). Whole fresh-clone runs
+# of one commit on this 2-core machine: three processes 2282 s of tests (40 min 21 s in all, 37.6 CPU-minutes of
+# user time), two 2099 s (37 min 20 s, 32.5): a third process added only switching between them.
+TEST_WORKERS ?= 2
 CHAPTER ?= 01_dynamic_graphs
 CHAPTERS ?= $(notdir $(wildcard source/0*))
 JOBS ?= 0

@@ -12,7 +12,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 # The venv's bin/ must be on PATH: nbgrader shells out to `alembic`.
 os.environ["PATH"] = str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")
 os.environ.pop("NBGRADER_EXECUTION", None)
-# The test processes (`make test` runs three) share two cores, and each starts kernels and sandboxed workers running torch. With
+# The test processes (`make test` runs two, TEST_WORKERS) share two cores, and each starts kernels and sandboxed workers running torch. With
 # torch's default of one OpenMP thread per core, they oversubscribe the CPU and OpenMP's spinning threads
 # slow everything: Chapter 4 run twice at once took 78 s each with the default and 23 s each with one
 # thread (alone: 18 s). One thread per process (`make test` sets it too; the sandbox passes it on).
@@ -36,7 +36,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 
 # --- The order the xdist workers take the tests in: the longest first ------------------------------------------------
-# `make test` hands out whole groups (an xdist_group) and single tests (any test in none) to three workers as each
+# `make test` hands out whole groups (an xdist_group) and single tests (any test in none) to the workers as each
 # frees up, in the order of the collection. Taken in file order, the longest groups could start last and leave a
 # worker running alone for minutes at the end while the other core idles. Here the collection is ordered by how long
 # the tests took in an earlier run (tests/durations.json, written by `make durations`), longest first, so the run
