@@ -6,12 +6,12 @@ AOTInductor has no cache of its own (Inductor's FX graph cache is bypassed in AO
 package probe. The variant check (:func:`course.grading.authoring.sweep.variants`) runs that probe for every
 variant of the exercise at one seed, and most of them package the same hidden program: the same generated
 sources, compiled by the same command into the same file. The sweep (:func:`course.grading.authoring.sweep.run`)
-runs it twice for each seed it tries, and the seed changes only the weights, not the generated program. :func:`reuse_identical_compiles` makes this process skip
-a compile whose command line, working folder and source files (each ``.cpp`` on the command line and each
-``#include "..."`` file beside it) are byte for byte those of a compile it already ran: it writes the object file
-that compile wrote (kept in memory) where the compiler would have written it, as ccache does. Everything else still
-runs: export, code generation, assembling the weights, linking, packaging, loading the package here and in a new
-process.
+runs it twice for each seed it tries, and the seed changes only the weights, not the generated program.
+:func:`reuse_identical_compiles` makes this process skip a compile whose command line, working folder and source
+files (each ``.cpp`` on the command line and each ``#include "..."`` file beside it) are byte for byte those of a
+compile it already ran: it writes the object file that compile wrote (kept in memory) where the compiler would have
+written it, as ccache does. Everything else still runs: export, code generation, assembling the weights, linking,
+packaging, loading the package here and in a new process.
 
 Only compiles of ``.cpp`` sources to object files (``-c``) are reused; assembling the weights (``.S``, which pulls
 in the weights' bytes by path) and linking run every time. Never used in grading: each submission compiles in a
