@@ -281,9 +281,33 @@ def _log_settings_applied() -> Iterator[None]:
     original = internal._update_log_state_from_env
     internal._update_log_state_from_env = lambda: None
     try:
-        yield
+        with _one_level_cache_clear():
+            yield
     finally:
         internal._update_log_state_from_env = original
+
+
+@contextmanager
+def _one_level_cache_clear() -> Iterator[None]:
+    """Inside the block, ``Logger.setLevel`` leaves the loggers' level caches for one clear at the end.
+
+    Each ``setLevel`` empties the cache of every logger of the process, and torch's ``_init_logs`` sets the level
+    of each of its loggers: some hundreds of loggers, times some hundreds, at every :func:`capture_logs`. The
+    levels set are the same; what a logger answers after the block is the same."""
+    import logging
+
+    manager = logging.Logger.manager
+    own = vars(manager).get("_clear_cache")        # a replacement someone else installed, kept as it was
+    real = manager._clear_cache
+    manager._clear_cache = lambda: None
+    try:
+        yield
+    finally:
+        if own is None:
+            del manager._clear_cache
+        else:
+            manager._clear_cache = own
+        real()
 
 
 def log_settings() -> tuple[dict[str, int], frozenset[str]]:

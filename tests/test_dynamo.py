@@ -224,6 +224,28 @@ def test_capture_logs_restores_settings_and_collects_recompiles():
     assert later == {"recompiles": []}
 
 
+def test_capture_logs_leaves_every_loggers_level_answer_right():
+    """capture_logs has torch set its loggers' levels with one clear of logging's level caches at the end, not one
+    per setLevel: inside and after the block, every logger answers isEnabledFor from the levels then set, and
+    logging's own cache clearing is the class's again."""
+    import logging
+
+    torch.compile(lambda t: t + 1, backend="eager")(torch.randn(2))   # Dynamo's artifact loggers exist
+    names = [n for n in logging.root.manager.loggerDict if n.startswith("torch.") and n.endswith(".__recompiles")]
+    assert names
+    loggers = [logging.getLogger(n) for n in names]
+    assert not any(lg.isEnabledFor(logging.DEBUG) for lg in loggers)   # off, and the answer now cached
+    with cd.capture_logs("recompiles"):
+        assert all(lg.isEnabledFor(logging.DEBUG) for lg in loggers)   # turned on: no stale cached answer
+    assert not any(lg.isEnabledFor(logging.DEBUG) for lg in loggers)   # off again
+    assert "_clear_cache" not in vars(logging.Logger.manager)
+    other = logging.getLogger("course-test-cache")
+    other.setLevel(logging.WARNING)
+    assert not other.isEnabledFor(logging.INFO)
+    other.setLevel(logging.DEBUG)                        # setLevel clears the caches again, as logging does
+    assert other.isEnabledFor(logging.INFO)
+
+
 def test_capture_logs_echo(capsys):
     with cd.capture_logs("graph_breaks", echo=True) as logs:
         torch.compile(_leading_print, backend="eager")(torch.randn(3))

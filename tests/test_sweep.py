@@ -164,3 +164,30 @@ def test_the_variant_check_compiles_an_identical_source_once_and_anything_change
         with compiles.reuse_identical_compiles() as inner:
             assert inner is memo
     assert cpp_builder._run_compile_cmd is before
+
+
+def test_the_instructors_checks_skip_only_dynamos_guard_timing():
+    """sweep._prepare's processes (sweep, variants, profiles) skip torch's timing of each new guard set: the guards
+    are still built, checked on their own frame, and fail (a recompile) when an input changes."""
+    code = """
+import torch
+import torch._dynamo.guards as guards
+from course.grading.authoring import sweep
+real = guards.profile_guard_manager
+assert sweep._skip_guard_latency_profile()
+assert guards.profile_guard_manager is not real
+torch._dynamo.reset()
+seen = []
+def backend(gm, example_inputs):
+    seen.append(len(example_inputs))
+    return gm.forward
+f = torch.compile(lambda x: x * 2 + 1, backend=backend, dynamic=False)
+assert torch.equal(f(torch.ones(3)), torch.full((3,), 3.0))
+f(torch.ones(3))                                 # the guards pass: no new compile
+f(torch.ones(3, dtype=torch.float64))            # the dtype guard fails: a recompile
+print("COMPILES", len(seen))
+"""
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=nbgrader_io.env(), capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "COMPILES 2" in proc.stdout, proc.stdout
