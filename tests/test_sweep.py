@@ -167,14 +167,18 @@ def test_the_variant_check_compiles_an_identical_source_once_and_anything_change
 
 
 def test_the_instructors_checks_skip_only_dynamos_guard_timing():
-    """sweep._prepare's processes (sweep, variants, profiles) skip torch's timing of each new guard set: the guards
-    are still built, checked on their own frame, and fail (a recompile) when an input changes."""
+    """The instructor's processes (sweep, variants, profiles) and the grading kernels' probes skip torch's timing of
+    each new guard set: the guards are still built, checked on their own frame, and fail (a recompile) when an
+    input changes."""
     code = """
+import sys
 import torch
+from course.grading.run import wire
+assert not wire.skip_guard_latency_profile()     # a kernel that never imported Dynamo: nothing to skip ...
+assert "torch._dynamo.guards" not in sys.modules  # ... and nothing imported for it
 import torch._dynamo.guards as guards
-from course.grading.authoring import sweep
 real = guards.profile_guard_manager
-assert sweep._skip_guard_latency_profile()
+assert wire.skip_guard_latency_profile()
 assert guards.profile_guard_manager is not real
 torch._dynamo.reset()
 seen = []

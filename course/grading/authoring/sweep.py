@@ -92,7 +92,7 @@ def _prepare(chapter: str, root: Path, prefix: str):
         if item.is_file() and item.suffix != ".ipynb" and item.name != "judge.py":
             (work / item.name).write_bytes(item.read_bytes())
     os.chdir(work)
-    _skip_guard_latency_profile()
+    wire.skip_guard_latency_profile(load=True)  # a metric nothing here reads: 40 % of a Chapter 6 sweep
     shell = InteractiveShell.instance()
     shell.enable_gui = lambda gui=None: None  # `%matplotlib inline` needs no event loop here
     shell.showtraceback = lambda *a, **k: None  # errors are reported by the caller, once
@@ -100,26 +100,6 @@ def _prepare(chapter: str, root: Path, prefix: str):
     # flushes it with a full gc.collect(), about 0.9 s of a heap holding torch, transformers and compiled graphs.
     shell.displayhook.do_full_cache = False
     return judge, shell
-
-
-def _skip_guard_latency_profile() -> bool:
-    """In this process only: Dynamo stops timing each new set of guards, a number no probe or verdict reads.
-
-    After each frame it compiles, torch 2.14 checks the frame's new guards once (a guard that fails on its own frame
-    is still an error), then times one more check after evicting the CPU caches
-    (``torch._C._dynamo.guards.profile_guard_manager``), for a number that goes only into a debug log and the
-    compile metrics' ``guard_latency_us``. Measured here on a busy machine: 38 ms a compile, and 18 s of a
-    Chapter 6 variant check of 6 mutants (374 compiles). The students' kernels and the sandboxed submissions keep
-    torch as it is; this is the instructor's own process, running trusted code. Returns whether there was such a
-    timing to skip."""
-    try:
-        from torch._dynamo import guards
-    except ImportError:
-        return False
-    if not callable(getattr(guards, "profile_guard_manager", None)):
-        return False
-    guards.profile_guard_manager = lambda *args, **kwargs: 0.0
-    return True
 
 
 def _one(probe_code, seed: int, namespace: dict) -> tuple[dict, float]:
