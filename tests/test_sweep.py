@@ -173,12 +173,12 @@ def test_the_instructors_checks_skip_only_dynamos_guard_timing():
     code = """
 import sys
 import torch
-from course.grading.run import wire
-assert not wire.skip_guard_latency_profile()     # a kernel that never imported Dynamo: nothing to skip ...
+from course.grading.run.guards import skip_guard_latency_profile
+assert not skip_guard_latency_profile()     # a kernel that never imported Dynamo: nothing to skip ...
 assert "torch._dynamo.guards" not in sys.modules  # ... and nothing imported for it
 import torch._dynamo.guards as guards
 real = guards.profile_guard_manager
-assert wire.skip_guard_latency_profile()
+assert skip_guard_latency_profile()
 assert guards.profile_guard_manager is not real
 torch._dynamo.reset()
 seen = []

@@ -36,6 +36,7 @@ from pathlib import Path
 
 from course.grading import paths, records
 from course.grading.run import wire
+from course.grading.run.guards import skip_guard_latency_profile
 from course.grading.run.scratch import compile_caches, private_tmpdir
 from course.grading.judge.verdicts import decide, load
 
@@ -92,7 +93,7 @@ def _prepare(chapter: str, root: Path, prefix: str):
         if item.is_file() and item.suffix != ".ipynb" and item.name != "judge.py":
             (work / item.name).write_bytes(item.read_bytes())
     os.chdir(work)
-    wire.skip_guard_latency_profile(load=True)  # a metric nothing here reads: 40 % of a Chapter 6 sweep
+    skip_guard_latency_profile(load=True)  # a metric nothing here reads: 40 % of a Chapter 6 sweep
     shell = InteractiveShell.instance()
     shell.enable_gui = lambda gui=None: None  # `%matplotlib inline` needs no event loop here
     shell.showtraceback = lambda *a, **k: None  # errors are reported by the caller, once

@@ -506,48 +506,12 @@ def failure_text(rec: dict, lines: set[str], code: str) -> tuple[str, str]:
     return error, "\n".join(shown[-3:])[:WHERE_CHARS]
 
 
-def skip_guard_latency_profile(load: bool = False) -> bool:
-    """From now on in this process, Dynamo does not time each new set of guards: a number no probe or verdict reads.
-
-    After each frame it compiles, torch 2.14 checks the frame's new guards once (a guard that fails on its own
-    frame is still an error), then times one more check after evicting the CPU caches
-    (``torch._C._dynamo.guards.profile_guard_manager``), for a number that goes only into a debug log and the
-    compile metrics' ``guard_latency_us``. Measured here: 20 ms a compile on a quiet machine (334 compiles, 6.6 s
-    of Chapter 6 run as a student runs it), 38 ms on a busy one. The probes of Chapter 6 compile hundreds of
-    frames for each seed, and the reference run probes every student's seed.
-
-    Called by the instructor's own processes (the sweep, the variant check: ``load=True`` imports Dynamo) and by
-    :func:`run_probe` in a grading kernel once the notebook has run (only where the notebook already imported
-    Dynamo): the notebook runs with torch as the student has it, and nothing a student runs outside grading
-    changes. Returns whether the timing was there to skip."""
-    import sys
-
-    if load:
-        try:
-            import torch._dynamo.guards  # noqa: F401
-        except ImportError:
-            return False
-    guards = sys.modules.get("torch._dynamo.guards")
-    if guards is None or not callable(getattr(guards, "profile_guard_manager", None)):
-        return False
-    guards.profile_guard_manager = _no_guard_latency
-    return True
-
-
-def _no_guard_latency(*args, **kwargs) -> float:
-    return 0.0
-
-
 def run_probe(source: str, name: str, seed: int, out_path: str, nonce: int = 0) -> None:
     """Worker side: run probe ``name`` (defined by ``source``) in the notebook's namespace; write its result.
 
     The probe runs on a shallow copy of the user namespace, so it cannot
-    clobber the notebook's names. Dynamo stops timing new guards first (:func:`skip_guard_latency_profile`).
+    clobber the notebook's names.
     """
-    try:
-        skip_guard_latency_profile()
-    except Exception:  # noqa: BLE001 - a kernel whose torch a student replaced: the probe runs as it is
-        pass
     data = dumps(probe_record(source, name, seed, nonce))
     tmp = out_path + ".part"
     with open(tmp, "wb") as fh:
