@@ -138,6 +138,46 @@ def test_watchdog_kills_a_tree_over_its_wall_time(tmp_path):
     assert p.returncode is not None
 
 
+GROWS_THEN_SHARES = """
+import os, sys, time
+blocks = []
+for _ in range(6):                      # 6 x 50 MiB, touched, over about a second
+    b = bytearray(50 * 2 ** 20); b[::4096] = b"x" * len(b[::4096]); blocks.append(b); time.sleep(0.2)
+if os.fork() == 0:                      # a child sharing all 300 MiB (copy on write, never written)
+    time.sleep(60); os._exit(0)
+print("ready", flush=True); time.sleep(60)
+"""
+
+
+def test_the_watchdog_caps_and_reports_the_proportional_size_reading_it_only_when_needed():
+    """Each poll reads the tree's resident size (cheap); the proportional size (smaps_rollup, 11 ms a read for a
+    torch process) decides the cap and the peak. A parent and a child sharing 300 MiB hold 600 MiB resident but
+    300 MiB proportional: a 450 MiB cap leaves them running and the peak says 300; a 200 MiB cap kills them."""
+    import time
+    for cap_mib, killed in ((450, False), (200, True)):
+        p = subprocess.Popen([sys.executable, "-c", GROWS_THEN_SHARES], stdout=subprocess.PIPE, text=True,
+                             start_new_session=True)
+        try:
+            dog = sb.Watchdog(p.pid, sb.Limits(memory_bytes=cap_mib * 2 ** 20), deadline=time.monotonic() + 60,
+                              interval=0.05)
+            dog.start()
+            if not killed:
+                assert p.stdout.readline().strip() == "ready"
+                time.sleep(1.0)
+                procs = sb.descendants(p.pid)
+                assert len(procs) == 2 and sum(sb.resident_bytes(q) for q in procs) > 560 * 2 ** 20
+                assert dog.is_alive() and dog.reason == "" and p.poll() is None
+                assert 290 * 2 ** 20 < dog.peak_rss < 450 * 2 ** 20, dog.peak_rss / 2 ** 20
+            else:
+                dog.join(timeout=30)
+                assert dog.reason.startswith("memory cap exceeded"), dog.reason
+                assert p.wait(timeout=10) == -9
+        finally:
+            dog.stop()
+            sb.kill_tree(p.pid)
+            p.wait(timeout=10)
+
+
 def test_a_reused_pid_is_never_killed_as_the_kernel_it_once_was():
     """The grader kills a kernel's tree after nbgrader's kernel manager has reaped it, and its watchdog polls it
     while it runs. Once reaped, the kernel's PID (and its number as a process group) can go to any process on the

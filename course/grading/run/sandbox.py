@@ -593,21 +593,41 @@ def descendants(pid: int, started: int | None = None) -> list[int]:
     if started is not None and start_time(pid) != started:
         return []
     children: dict[int, list[int]] = {}
-    for d in Path("/proc").iterdir():
-        if not d.name.isdigit():
+    # Every process's parent, from its /proc/<pid>/stat read as raw bytes (the watchdog does this five times a
+    # second while a submission runs: a quarter of the CPU of reading each through pathlib's text decoding).
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
             continue
         try:
-            stat = (d / "stat").read_text()
-        except OSError:
+            fd = os.open(f"/proc/{name}/stat", os.O_RDONLY)
+            try:
+                stat = os.read(fd, 4096)
+            finally:
+                os.close(fd)
+            ppid = int(stat[stat.rfind(b")") + 2:].split(None, 2)[1])
+        except (OSError, ValueError, IndexError):
             continue
-        ppid = int(stat[stat.rfind(")") + 2:].split()[1])
-        children.setdefault(ppid, []).append(int(d.name))
+        children.setdefault(ppid, []).append(int(name))
     out, todo = [], [pid]
     while todo:
         p = todo.pop()
         out.append(p)
         todo.extend(children.get(p, []))
     return out
+
+
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
+def resident_bytes(pid: int) -> int:
+    """A process's resident set size (every page it maps counted whole, shared or not), from ``/proc/<pid>/statm``:
+    never below :func:`memory_bytes`, and about a thousand times cheaper to read for a process with torch loaded
+    (0.01 ms against 11 ms here: ``smaps_rollup`` walks every mapping)."""
+    try:
+        with open(f"/proc/{pid}/statm", "rb") as f:
+            return int(f.read().split()[1]) * _PAGE
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 def memory_bytes(pid: int) -> int:
@@ -647,8 +667,15 @@ def kill_tree(pid: int, started: int | None = None) -> None:
 class Watchdog(threading.Thread):
     """Polls a process tree; kills it when it exceeds its memory, process or wall-time cap.
 
-    ``reason`` says why it killed (empty if it did not). ``peak_rss`` and
-    ``peak_processes`` are what it saw.
+    ``reason`` says why it killed (empty if it did not). ``peak_rss`` (the tree's proportional set size, shared
+    pages split between sharers) and ``peak_processes`` are what it saw.
+
+    The memory cap is on the tree's proportional set size, and reading it (``smaps_rollup``) costs about 11 ms of
+    CPU for a process with torch loaded: at five polls a second, 7.5 % of a core for every submission being graded.
+    Each poll reads the tree's resident set instead (:func:`resident_bytes`, never below the proportional size),
+    and reads the proportional size only when the resident set is over the cap (so the kill decision is the one
+    the proportional size alone gives, at the same poll), when it is 2 % above the highest seen so far (a new
+    peak), and every 5 s.
     """
 
     def __init__(self, pid: int, limits: Limits, deadline: float, interval: float = 0.2,
@@ -666,13 +693,18 @@ class Watchdog(threading.Thread):
     def run(self) -> None:
         at_cap_since = None
         polls = 0
+        high = 0  # the highest resident size at which the proportional size was read
         while not self._halt.wait(self.interval):
             polls += 1
             procs = descendants(self.pid, self.started)
             if not procs:  # the kernel ended: nothing left to watch (its PID may now be another's)
                 return
-            rss = sum(memory_bytes(p) for p in procs)
-            self.peak_rss = max(self.peak_rss, rss)
+            resident = sum(resident_bytes(p) for p in procs)
+            rss = 0  # the proportional set size, where read
+            if resident > self.limits.memory_bytes or resident > 1.02 * high or polls % 25 == 1:
+                rss = sum(memory_bytes(p) for p in procs)
+                self.peak_rss = max(self.peak_rss, rss)
+                high = max(high, resident)
             self.peak_processes = max(self.peak_processes, len(procs))
             # A fork bomb held at the process cap by RLIMIT_NPROC spins every one of its processes on a refused
             # fork(): honest code never sits near the cap, so a few seconds there end the run.
