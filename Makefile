@@ -69,7 +69,7 @@ ifneq ($(SHARED_VENV),)
 	$(BIN)/python -m course.serving.hub --share-venv "$(SHARED_VENV)"
 else
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -r requirements.lock
+	$(BIN)/python tools/install_lock.py $(BIN)/python requirements.lock
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 endif
 	@for ext in formgrader assignment_list validate_assignment; do \

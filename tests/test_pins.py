@@ -195,7 +195,9 @@ def test_make_setup_and_the_student_makefile_install_from_the_locks():
     makefile = (REPO / "Makefile").read_text()
     setup = makefile[makefile.index("$(STAMP): pyproject.toml"):makefile.index("\nsystem:")]
     assert "$(STAMP): pyproject.toml requirements.lock\n" in setup
-    assert "pip install --quiet --disable-pip-version-check --no-deps -r requirements.lock" in setup
+    assert "$(BIN)/python tools/install_lock.py $(BIN)/python requirements.lock" in setup  # three pips at once
+    tool = (REPO / "tools" / "install_lock.py").read_text()
+    assert '"pip", "install", "--quiet", "--disable-pip-version-check",\n' in tool and '"--no-deps", "-r"' in tool
     assert "--no-deps --no-build-isolation -e ." in setup
     assert not re.search(r"pip install[^\n]*-e \"?\.\[", setup), "the extras come from the lock, not a resolver"
     student = publish.STUDENT_MAKEFILE
@@ -227,3 +229,23 @@ def test_the_lock_is_a_whole_resolution():
     proc = subprocess.run([sys.executable, "-m", "pip", "check", "--disable-pip-version-check"], capture_output=True,
                           text=True, timeout=300)
     assert proc.returncode == 0 and "No broken requirements found" in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_the_parallel_install_splits_the_lock_into_parts_that_hold_each_requirement_once_with_its_hashes():
+    """`make setup` installs requirements.lock with three pips at once (tools/install_lock.py): every requirement
+    line of the lock, with every one of its hash lines, lands in exactly one part; the large wheels share one part."""
+    from tools import install_lock
+
+    text = (REPO / "requirements.lock").read_text()
+    parts = install_lock.split(text)
+    assert len(parts) == install_lock.PARTS
+    lines = [line for part in parts for line in part]
+    expected = [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    assert sorted(lines) == sorted(expected)
+    heavy = {parse(line.rstrip(" \\"))[0] for line in parts[0] if not line[0].isspace()}
+    assert {"torch", "torchvision", "triton", "nvidia-cudnn-cu13"} <= heavy
+    assert not {"transformers", "torchmetrics", "jupyterlab"} & heavy
+    for part in parts:  # each part starts with a requirement, and a hash line follows the requirement it belongs to
+        assert not part[0][0].isspace()
+        assert all(prev.endswith(" \\") for prev, line in zip(part, part[1:]) if line[0].isspace())
+    assert sum(1 for line in lines if line.lstrip().startswith("--hash=")) == text.count("--hash=sha256:")
