@@ -285,9 +285,11 @@ def _course_remove_fork():
     context.DefaultContext.get_all_start_methods = lambda self: [m for m in every(self) if m != "fork"]
     multiprocessing.get_all_start_methods = context._default_context.get_all_start_methods
     multiprocessing.set_start_method("forkserver", force=True)
-    # The server imports torch once, before it starts anything: each DataLoader worker it starts then skips the
-    # 1.7 s import a spawned one pays (Chapter 5 starts about twenty). What a worker is sent is pickled either way.
-    multiprocessing.set_forkserver_preload(["torch"])
+    # The server imports torch, torchvision and PIL once, before it starts anything: each DataLoader worker it
+    # starts then skips the imports a spawned one pays (torch 1.7 s; torchvision and PIL 1.5 s more, which Chapter
+    # 5's decoders import in the worker). Chapter 5 starts about twenty workers: its grading run without fork took
+    # 35 s here with torch alone preloaded. What a worker is sent is pickled either way.
+    multiprocessing.set_forkserver_preload(["torch", "torchvision", "PIL.Image"])
     assert "fork" not in multiprocessing.get_all_start_methods() and multiprocessing.get_start_method() == "forkserver"
     with open(MARKER, "w") as f:  # the test checks that this ran
         f.write("no fork")
