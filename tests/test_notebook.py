@@ -46,3 +46,56 @@ def test_scratch_folder_is_private_and_removed_when_the_process_stops(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and out.stdout.split()[-1] == "True", out.stdout + out.stderr
     assert not os.path.exists(out.stdout.split()[0])
+
+
+def test_a_kernel_that_started_a_spawned_process_removes_its_scratch_folder_when_jupyter_shuts_it_down(tmp_path):
+    """Shut Down (or Restart) in Jupyter, for a kernel that started a process with spawn (macOS's and Windows'
+    DataLoader workers): ipykernel waits for its children to stop, multiprocessing's resource tracker ignores
+    SIGTERM, and Jupyter ends the kernel with SIGTERM, where no atexit handler runs. The folder goes anyway."""
+    import os
+
+    from jupyter_client.manager import start_new_kernel
+
+    km, kc = start_new_kernel(kernel_name="python3", env=dict(os.environ, TMPDIR=str(tmp_path)))
+    try:
+        code = ("import multiprocessing as mp\n"
+                "from course.notebook import scratch_folder\n"
+                "work = scratch_folder('course-test-')\n"
+                "(work / 'model.pt').write_bytes(b'x' * 1000)\n"
+                "p = mp.get_context('spawn').Process(target=print)\n"
+                "p.start(); p.join()\n"
+                "lock = mp.get_context('spawn').Lock()   # a named semaphore: the resource tracker runs\n"
+                "print(work, p.exitcode)")
+        out = []
+        reply = kc.execute_interactive(code, timeout=120, output_hook=lambda m: out.append(m["content"].get("text", "")))
+        assert reply["content"]["status"] == "ok", reply["content"]
+        folder, exitcode = "".join(out).split()[-2:]
+        assert exitcode == "0" and os.path.isdir(folder), out
+        process = km.provisioner.process
+        km.shutdown_kernel(now=False)          # what Jupyter's Shut Down does: a request, then SIGTERM, then SIGKILL
+        assert process.returncode == -15, f"the kernel ended with {process.returncode}, not by Jupyter's SIGTERM"
+        assert not os.path.exists(folder), "the kernel's scratch folder outlived it"
+    finally:
+        kc.stop_channels()
+        if km.is_alive():
+            km.shutdown_kernel(now=True)
+
+
+def test_the_sigterm_clean_up_leaves_a_handler_someone_else_installed_alone(tmp_path):
+    import os
+    import subprocess
+
+    code = ("import os, signal, sys, time\n"
+            "signal.signal(signal.SIGTERM, lambda s, f: (print('theirs', flush=True), sys.exit(3)))\n"
+            "from course.notebook import scratch_folder\n"
+            "f = scratch_folder('course-test-'); print(f, flush=True)\n"
+            "os.kill(os.getpid(), signal.SIGTERM); time.sleep(5)")
+    out = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, TMPDIR=str(tmp_path)),
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 3 and out.stdout.split()[-1] == "theirs", out.stdout + out.stderr
+    assert not os.path.exists(out.stdout.split()[0]), "sys.exit ran the atexit clean-up"
+    code = ("import os, signal, time\nfrom course.notebook import scratch_folder\n"
+            "f = scratch_folder('course-test-'); print(f, flush=True)\nos.kill(os.getpid(), signal.SIGTERM); time.sleep(5)")
+    out = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, TMPDIR=str(tmp_path)),
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == -15 and not os.path.exists(out.stdout.split()[0]), out.stdout + out.stderr
