@@ -7,6 +7,8 @@ Windows), every transitive dependency pinned with hashes. requirements-binder.lo
 it) is written from the student lock, CPU-only.
 """
 import importlib.metadata as md
+import sys
+from pathlib import Path
 import re
 import tomllib
 
@@ -249,3 +251,28 @@ def test_the_parallel_install_splits_the_lock_into_parts_that_hold_each_requirem
         assert not part[0][0].isspace()
         assert all(prev.endswith(" \\") for prev, line in zip(part, part[1:]) if line[0].isspace())
     assert sum(1 for line in lines if line.lstrip().startswith("--hash=")) == text.count("--hash=sha256:")
+
+
+def test_make_test_writes_the_course_bytecode_that_python_would_not():
+    """`make test` and the grading commands run `make bytecode` first: with PYTHONDONTWRITEBYTECODE set (the sandbox
+    sets it), no process writes course/'s bytecode, and each one compiled every course module it imported."""
+    import importlib.util
+    import subprocess
+
+    makefile = (REPO / "Makefile").read_text()
+    assert "system bytecode\n\t$(PYTEST_RUN)" in makefile
+    for target in ("grade", "autograde", "grade-class"):
+        assert f"\n{target}: setup bytecode\n" in makefile, target
+    proc = subprocess.run(["make", "--no-print-directory", "bytecode", f"BIN={Path(sys.executable).parent}"],
+                          cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    stale = []
+    for source in sorted((REPO / "course").rglob("*.py")):
+        # What Python checks before it uses a .pyc: its header names the source's mtime and size
+        cached = Path(importlib.util.cache_from_source(str(source)))
+        header = cached.read_bytes()[:16] if cached.is_file() else b""
+        st = source.stat()
+        if header[8:12] != (int(st.st_mtime) & 0xFFFFFFFF).to_bytes(4, "little") \
+                or header[12:16] != (st.st_size & 0xFFFFFFFF).to_bytes(4, "little"):
+            stale.append(str(source.relative_to(REPO)))
+    assert not stale, f"no current bytecode for {stale[:5]}"
