@@ -77,30 +77,21 @@ def judge_bert_setup(seed):
 
 @judge.shared
 def judge_package_in_fresh_process(path, batch):
-    """Load the package file at `path` in a new Python process, as a server would, and run it on `batch`
-    (ids, mask) with keywords: {"ok": True, "out": tensor} or an error record. A crash stays in that process."""
+    """Load the package file at `path` in a new process, as a server would, and run it on `batch` (ids, mask) with
+    keywords: {"ok": True, "out": tensor} or an error record. A crash stays in that process. The process is forked
+    from a server that imported torch and nothing of this kernel (course.grading.run.fresh)."""
     import os as _os
-    import subprocess as _subprocess
-    import sys as _sys
     import tempfile as _tempfile
     import torch as _t
+    from course.grading.run.fresh import run_package as _run_package
     folder = _tempfile.mkdtemp(prefix="judge-load-")
     inputs, outputs = _os.path.join(folder, "inputs.pt"), _os.path.join(folder, "outputs.pt")
     _t.save({"input_ids": batch[0], "attention_mask": batch[1]}, inputs)
-    code = ("import sys, torch, torch._inductor\n"
-            "kw = torch.load(sys.argv[2])\n"
-            "with torch.no_grad():\n"
-            "    y = torch._inductor.aoti_load_package(sys.argv[1])(**kw)\n"
-            "torch.save(y if isinstance(y, torch.Tensor) else None, sys.argv[3])\n")
-    try:
-        proc = _subprocess.run([_sys.executable, "-c", code, path, inputs, outputs], capture_output=True,
-                               text=True, timeout=180)
-    except _subprocess.TimeoutExpired:
-        return {"ok": False, "error": "a new process loading the package file ran for over 180 s"}
-    if proc.returncode != 0:
-        last = (proc.stderr.strip().splitlines() or [""])[-1][:300]
-        return {"ok": False, "error": f"a new process could not load and run the file (exit code "
-                                      f"{proc.returncode}): {last}"}
+    code, why = _run_package(path, inputs, outputs, timeout=180)
+    if code is None:
+        return {"ok": False, "error": f"a new process loading the package file {why}"}
+    if code != 0 or not _os.path.isfile(outputs):
+        return {"ok": False, "error": f"a new process could not load and run the file (exit code {code}): {why}"}
     out = _t.load(outputs)
     if not isinstance(out, _t.Tensor):
         return {"ok": True, "out": None, "type": "non-tensor"}
