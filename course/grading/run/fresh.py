@@ -16,9 +16,11 @@ from __future__ import annotations
 import json
 import os
 import select
+import signal
 import subprocess
 import sys
 import threading
+import time
 
 #: The server: imports torch, then for each request (a JSON line) forks a child that loads the package, calls it on
 #: the saved keywords and saves a tensor output (an exception's last line goes to the error file, exit code 1),
@@ -64,8 +66,6 @@ def _server() -> subprocess.Popen:
 
 def _answer(proc: subprocess.Popen, deadline: float) -> dict | None:
     """The server's next answer line, or None if none came before ``deadline`` (time.monotonic()) or it ended."""
-    import time
-
     while True:
         left = deadline - time.monotonic()
         if left <= 0 or not select.select([proc.stdout], [], [], left)[0]:
@@ -83,9 +83,6 @@ def run_package(path: str, inputs: str, outputs: str, timeout: float = 180.0) ->
     """Run the AOTInductor package file ``path`` in a new process on the keywords saved in ``inputs`` (a
     ``torch.save`` of a dict), its tensor output saved to ``outputs``. Returns (exit code, the error's last line):
     (0, "") when it ran, (None, ...) when it ran past ``timeout`` seconds (it is killed) or the server failed."""
-    import signal
-    import time
-
     error = outputs + ".error"
     with _LOCK:
         deadline = time.monotonic() + timeout
