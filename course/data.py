@@ -392,7 +392,8 @@ class MemoryProbeDataset(Dataset):
     adds ``copied_by_collection``: the ``Private_Dirty`` bytes that collection
     added (under ``fork``, the pages of the parent's container objects it
     scanned; objects the parent put out of reach with ``gc.freeze()`` are not
-    scanned).
+    scanned). It can be negative: a collection that frees objects may give
+    their pages back to the system.
     """
 
     def __init__(self, payload: Any, collect: bool = False) -> None:

@@ -153,8 +153,12 @@ def test_memory_probe_dataset_reports_this_process():
         gc.enable()
     assert len(D.MemoryProbeDataset([])) == 1
     assert "copied_by_collection" not in r
+    gc.collect()  # the garbage this process already holds, freed before the probe's own collection
     r = D.MemoryProbeDataset([b"ab"], collect=True)[0]
-    assert abs(r["copied_by_collection"]) < 2**20 and gc.isenabled()  # in this process: nothing shared to copy
+    # In this process nothing is shared, so the collection copies nothing. It may free objects, and the allocator may
+    # give their pages back: stop 47's CI measured -7.6 MiB here (an xdist worker holds much garbage), so the bound
+    # is one-sided: a collection here adds no private pages.
+    assert r["copied_by_collection"] < 2**20 and gc.isenabled()
 
 
 _FORK_MEMORY = """
