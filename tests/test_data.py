@@ -144,7 +144,8 @@ def test_memory_probe_dataset_reports_this_process():
 
     r = D.MemoryProbeDataset([b"ab"])[0]
     assert r["pid"] == os.getpid() and r["items"] == 1 and r["private_dirty"] > 0 and r["rss"] >= r["private_dirty"]
-    assert abs(r["copied_by_reading"]) < 2**20 and gc.isenabled()  # the collector paused for the touch only
+    # the collector paused for the touch only; one-sided, as below (another thread may free pages meanwhile)
+    assert r["copied_by_reading"] < 2**20 and gc.isenabled()
     gc.disable()
     try:
         D.MemoryProbeDataset([b"ab"])[0]
