@@ -125,7 +125,10 @@ def test_smaps_private_dirty_and_touch():
     # the pytest process has other threads allocating), so the two reads agree exactly.
     child = subprocess.Popen(["sleep", "60"])
     try:
-        time.sleep(0.2)
+        settled, last = time.monotonic() + 30, None  # until it sleeps: a loaded machine may still be starting it
+        while (now := D.private_dirty(child.pid)) != last and time.monotonic() < settled:
+            last = now
+            time.sleep(0.2)
         assert D.private_dirty(child.pid) == D.smaps_rollup(child.pid)["Private_Dirty"] > 0
     finally:
         child.kill()

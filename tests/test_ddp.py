@@ -484,7 +484,9 @@ def test_accumulation_cases_worker_runs_every_case_in_one_launch():
 
 
 def test_hang_worker_without_and_with_detail():
-    off = P.launch(P.hang_worker, world_size=2, args=("shape", 1.0, 1.4), timeout=60)
+    # rank 0 stays alive 3 s: rank 1 times out 1 s after its own call, which a busy machine may start later than
+    # rank 0's (with 1.4 s, a start 0.4 s late met a closed connection instead of the timeout)
+    off = P.launch(P.hang_worker, world_size=2, args=("shape", 1.0, 3.0), timeout=60)
     assert off[0]["outcome"] == "ok" and off[0]["value"] == [2.0, 2.0, 2.0]      # silently "works" on rank 0
     assert "Timed out" in off[1]["outcome"] and off[1]["seconds"] >= 0.9
     detail = P.launch(P.hang_worker, world_size=2, args=("shape", 1.0, 1.4), timeout=60,

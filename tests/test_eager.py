@@ -54,7 +54,9 @@ def test_op_loop_rejects_unknown_mode_and_op():
 def test_op_costs_one_measurement_for_ladder_and_table():
     costs = eager.op_costs(rounds=3, target_s=2e-4)
     assert set(costs) == {"python", "into C++"} | {f"{op}, {mode}" for op in ("add", "mul") for mode in eager.MODES}
-    assert all(len(v) == 3 and all(0 < s < 1e-3 for s in v) for v in costs.values()), costs
+    # Each sample is one block of a fraction of a millisecond: a busy machine that preempts the block inflates that
+    # one sample (a 100 ms wait makes it a millisecond an op), so the plausibility bound is on each key's median.
+    assert all(len(v) == 3 and all(0 < s < 0.1 for s in v) and sorted(v)[1] < 1e-3 for v in costs.values()), costs
     ladder = eager.cost_ladder(costs)
     assert [name for name, _ in ladder] == [key for key, _ in eager.LADDER]
     # the ladder's rungs ARE the table's entries: the same samples, so the two decompositions cannot disagree

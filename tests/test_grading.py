@@ -169,7 +169,7 @@ def test_a_probe_with_a_time_limit_of_its_own_outlives_the_default(tmp_path):
     inside = sum(v for k, v in phases.items() if not k.startswith("sandbox "))
     # Only the event loop's own set-up and close count in no phase: milliseconds on a quiet machine, more when
     # the scheduler makes the process wait (CI's load average reached 78 during the hub test).
-    assert abs(inside - result.seconds) < 0.5, (inside, result.seconds, phases)
+    assert abs(inside - result.seconds) < max(1.0, 0.1 * result.seconds), (inside, result.seconds, phases)
 
 
 def test_the_judge_runs_inside_a_running_event_loop():

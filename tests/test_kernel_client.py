@@ -37,9 +37,10 @@ def test_a_missed_wakeup_costs_one_slice_not_the_whole_timeout(monkeypatch):
     assert time.monotonic() - t0 >= 1.9  # what nbclient saw: the reply only at the cell's timeout
 
     sliced = worker._SlicedChannel(_MissesItsWakeup(arrives_after=0.2))
-    t0 = time.monotonic()
     assert asyncio.run(sliced.get_msg(timeout=2.0)) == {"msg": "reply"}
-    assert time.monotonic() - t0 < 1.5 and max(sliced._channel.calls) <= 0.1
+    # it waited slices of 0.1 s until the reply (0.2 s in): a handful, not the 20 the timeout holds (counted, not
+    # timed: a busy machine that stalls this process makes fewer slices, never more)
+    assert len(sliced._channel.calls) <= 10 and max(sliced._channel.calls) <= 0.1
     assert sliced.is_alive()  # everything else is the channel's own
 
 
@@ -52,7 +53,7 @@ def test_the_deadline_and_no_timeout_keep_their_meaning(monkeypatch):
         raise AssertionError("no message, yet get_msg returned")
     except Empty:
         pass
-    assert 0.25 <= time.monotonic() - t0 < 2
+    assert 0.25 <= time.monotonic() - t0 and len(never._channel.calls) <= 8  # 0.3 s of 0.05 s slices, not more
     later = worker._SlicedChannel(_MissesItsWakeup(arrives_after=0.3))
     assert asyncio.run(later.get_msg(timeout=None)) == {"msg": "reply"}  # waits on, a slice at a time
     assert all(c is not None and c <= 0.05 for c in later._channel.calls)
