@@ -129,7 +129,9 @@ def test_watchdog_kills_a_tree_over_its_wall_time(tmp_path):
     p = subprocess.Popen([sys.executable, "-c", "import subprocess, sys, time; "
                           "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); time.sleep(60)"],
                          start_new_session=True)
-    time.sleep(1.0)
+    ready = time.monotonic() + 30  # until the grandchild exists (a busy machine may take more than a second)
+    while len(sb.descendants(p.pid)) < 2 and time.monotonic() < ready:
+        time.sleep(0.1)
     dog = sb.Watchdog(p.pid, sb.Limits(), deadline=time.monotonic() + 0.5, interval=0.1)
     dog.start()
     p.wait(timeout=20)
