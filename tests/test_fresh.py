@@ -31,3 +31,27 @@ def test_each_call_is_a_new_process_forked_from_one_server_and_a_hang_is_killed(
     assert code == 1 and fresh._SERVER["proc"] is not server
     fresh._SERVER["proc"].stdin.close()                               # input closed: the server ends
     assert fresh._SERVER["proc"].wait(timeout=60) == 0
+
+
+def test_two_answers_read_at_once_are_both_seen(tmp_path, monkeypatch):
+    """A load that fails at once, read by a caller that was busy meanwhile: both answer lines wait in the pipe, and
+    the call still returns the child's exit code at once (it once waited out its whole time limit)."""
+    import time
+
+    inputs = tmp_path / "inputs.pt"
+    torch.save({"x": torch.ones(2)}, inputs)
+    bogus = tmp_path / "not-a-package.pt2"
+    bogus.write_bytes(b"an old file, not a package\n")
+    assert fresh.run_package(str(bogus), str(inputs), str(tmp_path / "out1.pt"), timeout=120)[0] == 1  # warm
+    proc = fresh._SERVER["proc"]
+    flush = proc.stdin.flush
+
+    def late_reader():
+        flush()
+        time.sleep(2)  # the child has failed and the server has answered twice before the caller reads
+
+    monkeypatch.setattr(proc.stdin, "flush", late_reader)
+    t0 = time.monotonic()
+    code, why = fresh.run_package(str(tmp_path / "missing.pt2"), str(inputs), str(tmp_path / "out2.pt"), timeout=20)
+    assert code == 1 and why and time.monotonic() - t0 < 15, (code, why, time.monotonic() - t0)
+    assert fresh._SERVER["proc"] is proc and proc.poll() is None

@@ -61,22 +61,36 @@ def _server() -> subprocess.Popen:
         proc = subprocess.Popen([sys.executable, "-c", SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 stderr=subprocess.DEVNULL, text=True, bufsize=1)
         _SERVER["proc"] = proc
+        _PENDING.clear()
     return proc
+
+
+#: What was read from the server's output past the last answer returned. Its output is read from the pipe
+#: directly (os.read), never through ``proc.stdout``'s buffer: a buffered readline can take both of a call's answer
+#: lines at once, and a select() on the pipe would then wait for a second line that is already read (a load that
+#: failed at once, read late by a busy caller, came back as "ran for over 180 s").
+_PENDING = bytearray()
 
 
 def _answer(proc: subprocess.Popen, deadline: float) -> dict | None:
     """The server's next answer line, or None if none came before ``deadline`` (time.monotonic()) or it ended."""
+    fd = proc.stdout.fileno()
     while True:
+        end = _PENDING.find(b"\n")
+        if end >= 0:
+            line = bytes(_PENDING[:end])
+            del _PENDING[:end + 1]
+            try:
+                return json.loads(line)
+            except ValueError:
+                continue
         left = deadline - time.monotonic()
-        if left <= 0 or not select.select([proc.stdout], [], [], left)[0]:
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
             return None
-        line = proc.stdout.readline()
-        if not line:
+        chunk = os.read(fd, 65536)
+        if not chunk:
             return None
-        try:
-            return json.loads(line)
-        except ValueError:
-            continue
+        _PENDING.extend(chunk)
 
 
 def run_package(path: str, inputs: str, outputs: str, timeout: float = 180.0) -> tuple[int | None, str]:
@@ -106,6 +120,7 @@ def run_package(path: str, inputs: str, outputs: str, timeout: float = 180.0) ->
             proc.kill()
             proc.wait()
             _SERVER.pop("proc", None)
+            _PENDING.clear()
             return None, (f"ran for over {timeout:g} s" if died is None
                           else f"the process that loads packages ended (exit code {died})")
     why = ""
