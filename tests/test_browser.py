@@ -44,20 +44,28 @@ def free_port() -> int:
 
 class Server:
     def __init__(self, who: str, root: Path, gradebook: str | None = None):
-        self.port, self.token = free_port(), os.urandom(8).hex()
+        self.token = os.urandom(8).hex()
         self.log = root / f"{who}-server.log"
-        cmd, env, cwd = lab.command(who, root, ["--no-browser", "--ServerApp.ip=127.0.0.1",
-                                                f"--ServerApp.port={self.port}", f"--IdentityProvider.token={self.token}"],
-                                    gradebook)
-        self.proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=open(self.log, "w"), stderr=subprocess.STDOUT,
-                                     start_new_session=True)
-        self.base = f"http://127.0.0.1:{self.port}"
-        for _ in range(240):
-            try:
-                urllib.request.urlopen(f"{self.base}/api/status?token={self.token}", timeout=2)
-                return
-            except OSError:
-                time.sleep(0.5)
+        # A port found free may be taken (by the other test worker) before the server binds it: the server then
+        # refuses to start (no silent move to another port, port_retries=0) and is started again on another port.
+        for attempt in range(3):
+            self.port = free_port()
+            cmd, env, cwd = lab.command(who, root, ["--no-browser", "--ServerApp.ip=127.0.0.1",
+                                                    f"--ServerApp.port={self.port}", "--ServerApp.port_retries=0",
+                                                    f"--IdentityProvider.token={self.token}"], gradebook)
+            self.proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=open(self.log, "w"), stderr=subprocess.STDOUT,
+                                         start_new_session=True)
+            self.base = f"http://127.0.0.1:{self.port}"
+            for _ in range(240):
+                try:
+                    urllib.request.urlopen(f"{self.base}/api/status?token={self.token}", timeout=2)
+                    return
+                except OSError:
+                    if self.proc.poll() is not None:
+                        break
+                    time.sleep(0.5)
+            if self.proc.poll() is None or "already in use" not in self.log.read_text():
+                break
         raise RuntimeError(f"JupyterLab did not start:\n{self.log.read_text()[-3000:]}")
 
     def url(self, path: str) -> str:
@@ -95,6 +103,11 @@ def student(course):
     d = course / ".student" / "lab-settings" / "@jupyterlab" / "notebook-extension"
     d.mkdir(parents=True, exist_ok=True)
     (d / "tracker.jupyterlab-settings").write_text(json.dumps({"windowingMode": "none"}))
+    # No autosave (JupyterLab's default saves every 120 s): the Submit-before-saving test needs an unsaved notebook
+    # however slowly a busy machine gets there; every other test saves explicitly.
+    d = course / ".student" / "lab-settings" / "@jupyterlab" / "docmanager-extension"
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "plugin.jupyterlab-settings").write_text(json.dumps({"autosave": False}))
     # The student's nbgrader cache (the tab's "Submitted assignments") belongs to this run, not to root's home.
     mp = pytest.MonkeyPatch()
     mp.setenv("JUPYTER_DATA_DIR", str(course / ".jupyter-data"))

@@ -11,8 +11,20 @@ import torch
 from course import ddp as P
 
 
+_BEFORE: set = set()
+
+
+@pytest.fixture(autouse=True)
+def _children_before():
+    """The multiprocessing children this worker had before the test: another test's are not this one's business."""
+    _BEFORE.clear()
+    _BEFORE.update(mp.active_children())
+    yield
+
+
 def _alive_children() -> list:
-    return [p for p in mp.active_children() if p.is_alive()]
+    """This test's multiprocessing children still alive."""
+    return [p for p in mp.active_children() if p.is_alive() and p not in _BEFORE]
 
 
 def test_start_method_on_this_platform(monkeypatch):
@@ -423,10 +435,16 @@ def _settle_one_late(rank, world_size):
     import torch
     import torch.distributed as dist
 
+    from datetime import timedelta
+
+    from course import ddp
     from course.ddp import settle_collectives
-    if rank == 1:
-        time.sleep(3.5)  # arrives after rank 0 gave up: must not enter a barrier rank 0 skipped
+    if rank == 1:  # arrives after rank 0 gave up (waits for it, however slow rank 0 is): must not enter its barrier
+        ddp._RANK_STORE.wait(["test-rank-0-settled"], timedelta(seconds=50))
+        time.sleep(0.2)
     ok = settle_collectives(timeout_s=1.0)
+    if rank == 0:
+        ddp._RANK_STORE.set("test-rank-0-settled", "1")
     t = torch.tensor([float(rank + 1)] * 3)
     dist.all_reduce(t)  # pairs with rank 0's all-reduce, not with a lone barrier
     return ok, t.tolist()

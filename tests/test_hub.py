@@ -103,6 +103,14 @@ def processes_of(uids: set[int]) -> list[int]:
     return out
 
 
+def cmdline_of(pid: int) -> bytes:
+    """A process's command line, or b"" if it ended since it was listed."""
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
 class Hub:
     """The class: users, folders, the hub process; :meth:`close` removes all of it."""
 
@@ -440,7 +448,7 @@ def _term(hub, browser):
     from course.serving.hub import STUDENT_TASKS
     for name in hub.students:
         server = [pid for pid in processes_of({pwd.getpwnam(name).pw_uid})
-                  if b"jupyterhub.singleuser" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+                  if b"jupyterhub.singleuser" in cmdline_of(pid)]
         assert server, f"no server of {name}"
         limits = Path(f"/proc/{server[0]}/limits").read_text()
         assert re.search(rf"Max processes\s+{STUDENT_TASKS}\s+{STUDENT_TASKS}", limits), limits

@@ -82,6 +82,7 @@ def test_a_kernel_that_started_a_spawned_process_removes_its_scratch_folder_when
     km, kc, folder = _kernel_with_a_spawned_process_and_a_scratch_folder(tmp_path)
     try:
         process = km.provisioner.process
+        km.shutdown_wait_time = 10             # SIGTERM after 5 s, SIGKILL (no clean-up at all) only after 10 s
         km.shutdown_kernel(now=False)          # what Jupyter's Shut Down does
         assert process.returncode in (0, -15), f"the kernel ended with {process.returncode}"
         assert not os.path.exists(folder), f"the kernel's scratch folder outlived it (ended with {process.returncode})"

@@ -667,7 +667,7 @@ def test_the_watchdog_caps_what_is_written_into_the_ipc_folder(tmp_path):
             for _ in range(400):
                 fh.write(b"y" * 2 ** 20)
                 fh.flush()
-                time.sleep(0.01)
+                time.sleep(0.05)   # about 20 MiB/s: the cap is met within seconds, 100 MiB only after 5 s
         time.sleep(60)
     """
     proc = subprocess.Popen(box.wrap([sys.executable, "-c", textwrap.dedent(code)]), preexec_fn=box.preexec,
