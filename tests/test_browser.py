@@ -48,7 +48,7 @@ class Server:
         self.log = root / f"{who}-server.log"
         # A port found free may be taken (by the other test worker) before the server binds it: the server then
         # refuses to start (no silent move to another port, port_retries=0) and is started again on another port.
-        for attempt in range(3):
+        for _ in range(3):
             self.port = free_port()
             cmd, env, cwd = lab.command(who, root, ["--no-browser", "--ServerApp.ip=127.0.0.1",
                                                     f"--ServerApp.port={self.port}", "--ServerApp.port_retries=0",

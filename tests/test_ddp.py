@@ -430,18 +430,15 @@ def _settle_one_stuck(rank, world_size):
 
 
 def _settle_one_late(rank, world_size):
-    import time
+    from datetime import timedelta
 
     import torch
     import torch.distributed as dist
-
-    from datetime import timedelta
 
     from course import ddp
     from course.ddp import settle_collectives
     if rank == 1:  # arrives after rank 0 gave up (waits for it, however slow rank 0 is): must not enter its barrier
         ddp._RANK_STORE.wait(["test-rank-0-settled"], timedelta(seconds=50))
-        time.sleep(0.2)
     ok = settle_collectives(timeout_s=1.0)
     if rank == 0:
         ddp._RANK_STORE.set("test-rank-0-settled", "1")
