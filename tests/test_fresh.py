@@ -51,7 +51,8 @@ def test_two_answers_read_at_once_are_both_seen(tmp_path, monkeypatch):
         time.sleep(2)  # the child has failed and the server has answered twice before the caller reads
 
     monkeypatch.setattr(proc.stdin, "flush", late_reader)
-    t0 = time.monotonic()
     code, why = fresh.run_package(str(tmp_path / "missing.pt2"), str(inputs), str(tmp_path / "out2.pt"), timeout=20)
-    assert code == 1 and why and time.monotonic() - t0 < 15, (code, why, time.monotonic() - t0)
+    # The child's own exit code and error line: a call that waited for an answer already read ends at its time
+    # limit with (None, "ran for over 20 s") instead. No wall-clock bound: a busy machine may be slow to fork.
+    assert code == 1 and why and "ran for over" not in why, (code, why)
     assert fresh._SERVER["proc"] is proc and proc.poll() is None
