@@ -18,6 +18,10 @@
    nbgrader and the judge give the same score to every grade cell of the
    honest work (solutions, mutants, alternatives): the parity check that the
    test suite ran before, moved here to keep the suite fast.
+3. **Kernel start** (``benchmarks/kernel_start.py``): a sandboxed kernel's
+   start to its first cell with torch imported, as grading starts one, and
+   forked from a process that imported torch once into the same kind of
+   sandbox (not used by grading: the lever for the test suite's time).
 
 Results are printed and saved to ``.bench/latest.json`` (git-ignored).
 """
@@ -225,6 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--class-chapters", nargs="*", default=["01_dynamic_graphs", "02_autograd"])
     p.add_argument("--skip-chapters", action="store_true")
     p.add_argument("--skip-class", action="store_true")
+    p.add_argument("--skip-kernel-start", action="store_true")
     p.add_argument("--seed", type=int, default=20261202)
     args = p.parse_args(argv)
     results: dict = {"cores": os.cpu_count(), "when": time.strftime("%Y-%m-%d %H:%M:%S")}
@@ -232,6 +237,10 @@ def main(argv: list[str] | None = None) -> int:
         results["chapters"] = bench_chapters(args.chapters or notebooks.chapters(REPO), args.seed)
     if not args.skip_class:
         results["class"] = bench_class(args.class_chapters, args.seed)
+    if not args.skip_kernel_start:
+        import kernel_start
+        print("\n== kernel start: cold, and forked from a process that imported torch (benchmarks/kernel_start.py)")
+        results["kernel_start"] = kernel_start.main([])
     d = REPO / ".bench"
     d.mkdir(exist_ok=True)
     (d / "latest.json").write_text(json.dumps(results, indent=1))
