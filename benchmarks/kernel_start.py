@@ -11,6 +11,13 @@
 Grading does not use the second way: this measures what it would save, and checks that the forked kernel sees
 what a cold one sees (uid, capabilities, no_new_privs, hostname, the sandbox's root, its working folder, the names
 of its environment). ``python benchmarks/kernel_start.py [--runs 3]``; ``make bench`` runs it too.
+
+Not a sandbox to copy into grading as it is. An independent review (issue 30, stop 48's note) found what it lacks
+against the cold path: the kernel is outside the submission's cgroup and the watchdog's tree; a namespace equal
+to the zygote's is skipped instead of refused; the zygote's start-up environment and argv stay readable in
+/proc/self/environ and sys.orig_argv; the namespace and root descriptors stay open; requests are read ahead from
+one pipe; torch's generator and multiprocessing's authkey are shared by every kernel; the privilege drops are
+not all checked; matplotlib and libgomp keep what they read from the zygote's environment at import.
 """
 from __future__ import annotations
 
