@@ -314,7 +314,8 @@ def main(argv: list[str] | None = None) -> dict:
     print(f"  saved per kernel: {statistics.median(cold_s) - statistics.median(fork_s):.2f} s "
           f"({statistics.median(cold_s) / statistics.median(fork_s):.1f}x)")
     print(f"  what the kernels see: the sandbox's uid {facts_fork['uid_is_the_sandboxs']}, "
-          f"CapEff {facts_fork['CapEff']}, CapBnd {facts_fork['CapBnd']}, NoNewPrivs {facts_fork['NoNewPrivs']}, hostname {facts_fork['hostname']}; "
+          f"CapEff {facts_fork['CapEff']}, CapBnd {facts_fork['CapBnd']}, NoNewPrivs {facts_fork['NoNewPrivs']}, "
+          f"hostname {facts_fork['hostname']}; "
           + ("the same in both" if not differ else f"DIFFERENT: {differ}"))
     import shutil
     shutil.rmtree(base, ignore_errors=True)
