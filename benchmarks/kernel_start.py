@@ -25,6 +25,7 @@ import argparse
 import asyncio
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -58,13 +59,12 @@ print("FACTS " + json.dumps({
 #: The zygote: imports once, then for each request (a JSON line) forks a child that joins the placeholder's
 #: sandbox and becomes the kernel; answers with the child's pid. Ends when its input closes.
 ZYGOTE = r"""
-import ctypes, fcntl, json, os, resource, sys, threading, time
+import ctypes, fcntl, json, os, resource, sys, time
 t0 = time.perf_counter()
 import torch, numpy, matplotlib.pyplot
 import ipykernel.kernelapp
 from course import checks
-print(json.dumps({"imports": time.perf_counter() - t0, "threads": threading.active_count(),
-                  "tasks": len(os.listdir("/proc/self/task"))}), flush=True)
+print(json.dumps({"imports": time.perf_counter() - t0, "tasks": len(os.listdir("/proc/self/task"))}), flush=True)
 libc = ctypes.CDLL(None, use_errno=True)
 
 def check(result, what):
@@ -184,12 +184,18 @@ reap()
 """
 
 
-def _facts(outputs: list[str]) -> dict:
-    for text in outputs:
-        for line in text.splitlines():
-            if line.startswith("FACTS "):
-                return json.loads(line[6:])
-    raise RuntimeError(f"the first cell printed no facts: {''.join(outputs)[-2000:]}")
+async def _first_cell(kc, t0: float) -> tuple[float, dict]:
+    """Run CELL through the async client ``kc``: the seconds since ``t0`` to its reply, and the facts it printed."""
+    out: list[str] = []
+    await kc.wait_for_ready(timeout=120)
+    reply = await kc.execute_interactive(CELL, timeout=120, output_hook=lambda m: out.append(
+        m["content"].get("text", "") if m["msg_type"] == "stream" else ""))
+    seconds = time.perf_counter() - t0
+    assert reply["content"]["status"] == "ok", reply["content"]
+    for line in "".join(out).splitlines():
+        if line.startswith("FACTS "):
+            return seconds, json.loads(line[6:])
+    raise RuntimeError(f"the first cell printed no facts: {''.join(out)[-2000:]}")
 
 
 def _comm(pid: int) -> str:
@@ -217,22 +223,16 @@ async def cold(base: Path, n: int) -> tuple[float, dict]:
     await km.start_kernel(cwd=str(sb.workdir), extra_arguments=["--HistoryManager.hist_file=:memory:"])
     kc = km.client()
     kc.start_channels()
-    out: list[str] = []
     try:
-        await kc.wait_for_ready(timeout=120)
-        reply = await kc.execute_interactive(CELL, timeout=120, output_hook=lambda m: out.append(
-            m["content"].get("text", "") if m["msg_type"] == "stream" else ""))
-        seconds = time.perf_counter() - t0
-        assert reply["content"]["status"] == "ok", reply["content"]
+        return await _first_cell(kc, t0)
     finally:
         kc.stop_channels()
         await km.shutdown_kernel(now=True)
         sb.reap()
-    return seconds, _facts(out)
 
 
 def forked(base: Path, n: int, zygote: subprocess.Popen) -> tuple[float, dict]:
-    from jupyter_client import BlockingKernelClient
+    from jupyter_client import AsyncKernelClient
     from jupyter_client.connect import write_connection_file
 
     from course.grading.run.sandbox import descendants
@@ -256,24 +256,18 @@ def forked(base: Path, n: int, zygote: subprocess.Popen) -> tuple[float, dict]:
                                        "env": sb.environment(), "connection_file": conn,
                                        "log": str(base / f"kernel{n}.log")}) + "\n")
         zygote.stdin.flush()
-        child = json.loads(zygote.stdout.readline())["pid"]
-        kc = BlockingKernelClient(connection_file=conn)
+        json.loads(zygote.stdout.readline())  # the zygote's child is forking the kernel
+        kc = AsyncKernelClient(connection_file=conn)
         kc.load_connection_file()
         kc.start_channels()
-        out: list[str] = []
         try:
-            kc.wait_for_ready(timeout=120)
-            reply = kc.execute_interactive(CELL, timeout=120, output_hook=lambda m: out.append(
-                m["content"].get("text", "") if m["msg_type"] == "stream" else ""))
-            seconds = time.perf_counter() - t0
-            assert reply["content"]["status"] == "ok", reply["content"]
+            return asyncio.run(_first_cell(kc, t0))
         finally:
             kc.stop_channels()
     finally:
         holder.kill()  # bwrap's init goes, and with it every process of the pid namespace: the kernel too
         holder.wait()
         sb.reap()
-    return seconds, _facts(out)
 
 
 def spread(xs: list[float]) -> str:
@@ -295,14 +289,15 @@ def main(argv: list[str] | None = None) -> dict:
     t0 = time.perf_counter()
     zygote = subprocess.Popen([sys.executable, "-c", ZYGOTE], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                               text=True, env=env, cwd=str(REPO))
-    ready = json.loads(zygote.stdout.readline())
-    zygote_start = time.perf_counter() - t0
     try:
+        ready = json.loads(zygote.stdout.readline())
+        zygote_start = time.perf_counter() - t0
         colds = [asyncio.run(cold(base, n)) for n in range(args.runs)]
         forks = [forked(base, 100 + n, zygote) for n in range(args.runs)]
     finally:
         zygote.stdin.close()
         zygote.wait(timeout=60)
+        shutil.rmtree(base, ignore_errors=True)
     cold_s, fork_s = [s for s, _ in colds], [s for s, _ in forks]
     facts_cold, facts_fork = colds[0][1], forks[0][1]
     differ = {k: (facts_cold[k], facts_fork.get(k)) for k in facts_cold if facts_cold[k] != facts_fork.get(k)}
@@ -317,8 +312,6 @@ def main(argv: list[str] | None = None) -> dict:
           f"CapEff {facts_fork['CapEff']}, CapBnd {facts_fork['CapBnd']}, NoNewPrivs {facts_fork['NoNewPrivs']}, "
           f"hostname {facts_fork['hostname']}; "
           + ("the same in both" if not differ else f"DIFFERENT: {differ}"))
-    import shutil
-    shutil.rmtree(base, ignore_errors=True)
     return {"cold_seconds": cold_s, "forked_seconds": fork_s, "zygote_imports": ready["imports"],
             "zygote_threads": ready["tasks"], "differences": differ}
 
